@@ -1,0 +1,20 @@
+"""course_utils: the plumbing behind the "Understanding Q, K, V" notebooks.
+
+One module per concept, in notebook order:
+
+    vectors     - 01: 2-D sentence vectors, dot products, cosine
+    attention   - 02-04: scaled dot-product attention and multi-head attention, from scratch
+    data        - 05: the tiny English->German corpus, vocabularies, clear input errors
+    model       - 05: the encoder-decoder translator and greedy `translate`
+    tracing     - 05-09: record Q, K, V, scores, weights, outputs per layer/head; patch them
+    training    - 05: deterministic training with epoch snapshots; save/load without pickle
+    analysis    - 06-09: shared projections, distances, cosine tables, head statistics
+    plotting    - heatmaps and scatter plots used by every notebook
+    widgets     - thin ipywidgets wrappers that show a message instead of a traceback
+
+Importing this package has no side effects: no seeds set, no threads changed, no files read.
+"""
+
+__version__ = "1.0.0"
+# Files saved by `training.save_course_model` carry this; a different number is refused on load.
+MODEL_FORMAT_VERSION = 1

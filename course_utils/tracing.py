@@ -1,0 +1,215 @@
+"""Record and patch what happens inside attention (in the spirit of TransformerLens's hook points).
+
+Every intermediate tensor of the translator passes a `HookPoint` whose name is its trace key:
+
+    {side}.embed                          token embedding + position       (T, d_model)
+    {side}.{layer}.{place}.q / k / v      per head                         (H, T, dh)
+    {side}.{layer}.{place}.scores         q·kᵀ/√dh                         (H, Tq, Tk)
+    {side}.{layer}.{place}.weights        softmax(scores), rows sum to 1   (H, Tq, Tk)
+    {side}.{layer}.{place}.x1             weights·v, per head              (H, Tq, dh)
+    {side}.{layer}.{place}.concat         heads side by side               (Tq, d_model)
+    {side}.{layer}.{place}.out            concat·W_O (the blog's X4)       (Tq, d_model)
+    {side}.{layer}.layer_out              the layer's output               (T, d_model)
+
+with side in {encoder, decoder}, place in {self, cross} (cross only on the decoder side).
+Shapes above are for one sentence (`Trace`); `record` keeps the batch dimension in front.
+
+Token labels: queries (and q, scores/weights rows, x1, concat, out) belong to the query tokens;
+keys and values (and scores/weights columns) to the **key** tokens: in cross-attention those are
+the English source tokens, not German ones.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import torch
+
+from .attention import HookPoint
+from .data import BOS, encode_source, encode_target, tokenize
+from .model import Translator, translate
+
+KEY_KINDS = ("k", "v")  # rows labelled by key tokens
+ATTENTION_KINDS = ("q", "k", "v", "scores", "weights", "x1", "concat", "out")
+
+
+def hook_points(model) -> dict[str, HookPoint]:
+    """All named hook points of a model, by trace key."""
+    return {m.name: m for m in model.modules() if isinstance(m, HookPoint)}
+
+
+def _select(model, names) -> dict[str, HookPoint]:
+    points = hook_points(model)
+    if names is None:
+        return points
+    patterns = [names] if isinstance(names, str) else list(names)
+    chosen = {n: p for n, p in points.items() if any(fnmatch.fnmatchcase(n, pat) for pat in patterns)}
+    if not chosen:
+        raise KeyError(f"no hook point matches {patterns}; names look like {sorted(points)[:6]} ...")
+    return chosen
+
+
+@contextmanager
+def record(model, names=None):
+    """Record detached CPU copies of hooked tensors during the forward passes inside the block.
+
+        with record(model) as cache:
+            model(src, tgt_in)
+        cache["encoder.0.self.weights"]  # (B, H, Ts, Ts)
+
+    `names`: trace keys or glob patterns ("decoder.*.cross.*"); default all. A later forward pass
+    overwrites an earlier one. Hooks are removed on exit, even after an error.
+    """
+    cache: dict[str, torch.Tensor] = {}
+    handles = []
+
+    def make_hook(name):
+        def hook(module, inputs, output):
+            cache[name] = output.detach().to("cpu", copy=True)
+        return hook
+
+    try:
+        for name, point in _select(model, names).items():
+            handles.append(point.register_forward_hook(make_hook(name)))
+        yield cache
+    finally:
+        for h in handles:
+            h.remove()
+
+
+@contextmanager
+def patch(model, patches: dict):
+    """Replace hooked tensors while the block runs: {trace key or glob: fn(tensor, name) -> tensor}.
+
+        with patch(model, {"decoder.*.cross.weights": uniform_attention}):
+            translate(model, "we eat bread")
+    """
+    handles = []
+
+    def make_hook(fn, name):
+        def hook(module, inputs, output):
+            return fn(output, name)
+        return hook
+
+    try:
+        for pattern, fn in patches.items():
+            for name, point in _select(model, pattern).items():
+                handles.append(point.register_forward_hook(make_hook(fn, name)))
+        yield model
+    finally:
+        for h in handles:
+            h.remove()
+
+
+# ---- interventions for `patch` (weights are (B, H, Tq, Tk); allowed keys are those with weight > 0) ----
+
+def _allowed(w: torch.Tensor) -> torch.Tensor:
+    return w > 0
+
+
+def uniform_attention(w: torch.Tensor, name: str = "") -> torch.Tensor:
+    """Every query spreads its attention evenly over the keys it may see."""
+    allowed = _allowed(w).float()
+    return allowed / allowed.sum(-1, keepdim=True).clamp_min(1)
+
+
+def first_token_attention(w: torch.Tensor, name: str = "") -> torch.Tensor:
+    """Every query looks only at the first key."""
+    out = torch.zeros_like(w)
+    out[..., 0] = 1.0
+    return out
+
+
+def last_token_attention(w: torch.Tensor, name: str = "") -> torch.Tensor:
+    """Every query looks only at the last key it may see (the last word, or itself under a causal mask)."""
+    idx = torch.arange(w.shape[-1], device=w.device)
+    last = torch.where(_allowed(w), idx, -1).amax(-1, keepdim=True).clamp_min(0)
+    return torch.zeros_like(w).scatter(-1, last, 1.0)
+
+
+def ablate_head(head: int):
+    """A patch for `*.x1` (B, H, Tq, dh) that zeroes one head's output before W_O."""
+    def fn(x1: torch.Tensor, name: str = "") -> torch.Tensor:
+        if not 0 <= head < x1.shape[1]:
+            raise IndexError(f"head {head} out of range: this layer has heads 0..{x1.shape[1] - 1}")
+        x1 = x1.clone()
+        x1[:, head] = 0.0
+        return x1
+    return fn
+
+
+# ---- one sentence, fully labelled ----
+
+@dataclass
+class Trace:
+    """Everything attention computed for one sentence pair, with the tokens each row belongs to."""
+
+    src_tokens: list[str]  # English words (encoder positions)
+    tgt_tokens: list[str]  # decoder input: <bos> + German words (decoder positions)
+    translation: list[str]  # the model's greedy translation of the source
+    tensors: dict[str, torch.Tensor] = field(default_factory=dict)
+
+    def __getitem__(self, key: str) -> torch.Tensor:
+        if key not in self.tensors:
+            close = fnmatch.filter(self.tensors, f"*{key.split('.')[-1]}")[:6]
+            raise KeyError(f"no trace key {key!r}; e.g. {close or sorted(self.tensors)[:6]}")
+        return self.tensors[key]
+
+    def keys(self):
+        return self.tensors.keys()
+
+    def query_tokens(self, key: str) -> list[str]:
+        return self.src_tokens if key.startswith("encoder") else self.tgt_tokens
+
+    def key_tokens(self, key: str) -> list[str]:
+        """Tokens of the keys/values: English source tokens for cross-attention."""
+        return self.src_tokens if key.startswith("encoder") or ".cross." in key else self.tgt_tokens
+
+    def tokens(self, key: str) -> list[str]:
+        """Labels of the rows of `self[key]` (for (H, T, dh) tensors: of the T axis)."""
+        return self.key_tokens(key) if key.split(".")[-1] in KEY_KINDS else self.query_tokens(key)
+
+    def vectors(self, key: str, head: int | None = None) -> torch.Tensor:
+        """(T, dim) vectors of one kind: per-head kinds give head `head`'s (T, dh), or all heads
+        side by side (T, d_model) when head is None; other kinds are returned as they are."""
+        t = self[key]
+        if key.split(".")[-1] in ("q", "k", "v", "x1"):
+            if head is None:
+                return t.transpose(0, 1).reshape(t.shape[1], -1)
+            if not 0 <= head < t.shape[0]:
+                raise IndexError(f"head {head} out of range: {key} has heads 0..{t.shape[0] - 1}")
+            return t[head]
+        return t
+
+    def to_dict(self) -> dict:
+        return {"src_tokens": list(self.src_tokens), "tgt_tokens": list(self.tgt_tokens),
+                "translation": list(self.translation), "tensors": dict(self.tensors)}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Trace":
+        return cls(d["src_tokens"], d["tgt_tokens"], d["translation"], dict(d["tensors"]))
+
+
+@torch.no_grad()
+def run_with_trace(model: Translator, sentence, target=None, names=None) -> Trace:
+    """Trace one sentence. The decoder reads `target` (German words) if given, else the model's own
+    greedy translation (teacher forcing either way, so every decoder position is traced once)."""
+    words = tokenize(sentence)
+    translation = translate(model, words)
+    target_words = tokenize(target) if target is not None else translation
+    device = next(model.parameters()).device
+    src = torch.tensor([encode_source(model.src_vocab, words, model.cfg.max_len)], device=device)
+    bos = [model.tgt_vocab.stoi[BOS]]
+    tgt_ids = encode_target(model.tgt_vocab, target_words, model.cfg.max_len)[:-1] if target_words else bos
+    tgt = torch.tensor([tgt_ids], device=device)  # decoder input: <bos> w1 ... wn
+    was_training = model.training
+    model.eval()
+    try:
+        with record(model, names) as cache:
+            model(src, tgt)
+    finally:
+        model.train(was_training)
+    tensors = {k: v[0] for k, v in cache.items()}  # drop the batch dim
+    return Trace(words, [BOS] + list(target_words), translation, tensors)
