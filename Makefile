@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 NB     ?= notebooks/*.ipynb
 
-.PHONY: install lab test test-fast nbval execute bench clean
+.PHONY: install lab test test-fast nbval execute bench models clean
 
 install: $(STAMP)
 
@@ -43,3 +43,7 @@ bench: install
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
+
+# Retrain and save the three standard course models shipped in models/ (tests check the code reproduces them).
+models: install
+	$(PY) -m course_utils.training

@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 import torch
 from torch import nn
@@ -129,11 +130,39 @@ def _nothing():
 
 
 def course_model(pos_encoding: str = "learned", log=None) -> TrainResult:
-    """The standard course model (deterministic retraining, a few seconds on 2 CPU cores).
+    """Train the standard course model from scratch (deterministic, a few seconds on 2 CPU cores).
 
     pos_encoding: "learned" (the source blog's setting), "sinusoidal" or "none".
     """
     return train(ModelConfig(pos_encoding=pos_encoding), TrainConfig(), log=log)
+
+
+def standard_model_path(pos_encoding: str = "learned") -> Path:
+    return Path(__file__).resolve().parents[1] / "models" / f"course_model_{pos_encoding}.pt"
+
+
+def load_standard_model(pos_encoding: str = "learned") -> TrainResult:
+    """The standard course model, loaded from models/ (instant, identical bits on every machine).
+
+    The files were written by `course_model(pos_encoding)` (`make models`); tests/test_shipped_models.py
+    retrains each one and checks that the code reproduces the file.
+    """
+    ModelConfig(pos_encoding=pos_encoding)  # validates the name
+    path = standard_model_path(pos_encoding)
+    if not path.exists():
+        raise FileNotFoundError(f"{path.name} is missing from models/: run `make models` (or use course_model({pos_encoding!r}) to retrain)")
+    return load_course_model(path)
+
+
+def write_standard_models() -> None:
+    """Retrain and save the three standard models (learned, sinusoidal, none) into models/."""
+    for pe in ("learned", "sinusoidal", "none"):
+        result = course_model(pe)
+        path = standard_model_path(pe)
+        path.parent.mkdir(exist_ok=True)
+        save_course_model(result, path)
+        print(f"{path.name}: trained in {result.seconds:.1f} s, final loss {result.history[-1]['loss']:.4f}, "
+              f"train exact-match {result.history[-1]['train_exact']:.1%}")
 
 
 # ---- save / load without pickle ----
@@ -173,3 +202,7 @@ def load_course_model(path) -> TrainResult:
     tc["snapshot_epochs"] = tuple(tc["snapshot_epochs"])
     snaps = {int(e): {s: Trace.from_dict(t) for s, t in snap.items()} for e, snap in d["snapshots"].items()}
     return TrainResult(model, d["history"], snaps, TrainConfig(**tc), d["seconds"])
+
+
+if __name__ == "__main__":
+    write_standard_models()

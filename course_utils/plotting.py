@@ -1,0 +1,123 @@
+"""Plain plotting functions used by every notebook (widgets wrap these; they never call plt.show()).
+
+Each function draws on a given `ax` (or makes a new figure) and returns the Figure, so a notebook
+cell ends with `plt.show()` and nbval sees no stray reprs.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import seaborn as sns
+import torch
+
+
+def _np(x) -> np.ndarray:
+    return x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else np.asarray(x)
+
+
+def heatmap(matrix, row_labels, col_labels, *, ax=None, title: str | None = None, xlabel: str = "key",
+            ylabel: str = "query", annot: bool = True, fmt: str = ".2f", cmap: str = "viridis",
+            vmin: float | None = None, vmax: float | None = None, cbar: bool = True):
+    """Annotated, word-labelled heatmap (seaborn). matrix (rows, cols)."""
+    m = _np(matrix)
+    if m.shape != (len(row_labels), len(col_labels)):
+        raise ValueError(f"matrix {m.shape} does not fit {len(row_labels)} row and {len(col_labels)} column labels")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(0.7 * len(col_labels) + 2.5, 0.5 * len(row_labels) + 1.8))
+    sns.heatmap(m, ax=ax, annot=annot, fmt=fmt, cmap=cmap, vmin=vmin, vmax=vmax, cbar=cbar,
+                xticklabels=list(col_labels), yticklabels=list(row_labels), square=False, linewidths=0.5,
+                annot_kws={"fontsize": 8})
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.tick_params(axis="x", labelrotation=45)
+    ax.tick_params(axis="y", labelrotation=0)
+    if title:
+        ax.set_title(title)
+    return ax.figure
+
+
+def show_heatmaps(matrices, row_labels, col_labels, titles, *, suptitle: str | None = None,
+                  xlabel: str = "key", ylabel: str = "query", ncols: int | None = None, **kwargs):
+    """Several heatmaps side by side with shared labels (like d2l's show_heatmaps). matrices (n, rows, cols)."""
+    matrices = [_np(m) for m in matrices]
+    n = len(matrices)
+    ncols = ncols or n
+    nrows = -(-n // ncols)
+    w, h = 0.6 * len(col_labels) + 2.2, 0.45 * len(row_labels) + 1.6
+    fig, axes = plt.subplots(nrows, ncols, figsize=(w * ncols, h * nrows), squeeze=False)
+    for i, ax in enumerate(axes.flat):
+        if i >= n:
+            ax.axis("off")
+            continue
+        heatmap(matrices[i], row_labels, col_labels, ax=ax, title=titles[i], xlabel=xlabel,
+                ylabel=ylabel if i % ncols == 0 else "", **{"vmin": 0.0, "vmax": 1.0, "cbar": i == n - 1, **kwargs})
+    if suptitle:
+        fig.suptitle(suptitle)
+    fig.tight_layout()
+    return fig
+
+
+PLACE_TITLES = {"self": "self-attention", "cross": "cross-attention (decoder queries, English keys)"}
+
+
+def plot_attention(trace, side: str = "encoder", layer: int = 0, place: str = "self", heads=None, **kwargs):
+    """Attention weights of one place in a Trace, one panel per head, labelled with the right tokens."""
+    key = f"{side}.{layer}.{place}.weights"
+    w = trace[key]  # (H, Tq, Tk)
+    heads = range(w.shape[0]) if heads is None else [heads] if isinstance(heads, int) else heads
+    for h in heads:
+        if not 0 <= h < w.shape[0]:
+            raise IndexError(f"head {h} out of range: {key} has heads 0..{w.shape[0] - 1}")
+    titles = [f"{side} layer {layer} {place}, head {h}" for h in heads]
+    return show_heatmaps([w[h] for h in heads], trace.query_tokens(key), trace.key_tokens(key), titles,
+                         xlabel="key (" + ("English" if side == "encoder" or place == "cross" else "German") + ")",
+                         ylabel="query (" + ("English" if side == "encoder" else "German") + ")", **kwargs)
+
+
+def scatter_labelled(points, labels, *, groups=None, ax=None, title: str | None = None,
+                     xlabel: str = "component 1", ylabel: str = "component 2", zlabel: str = "component 3",
+                     fontsize: int = 8, legend_title: str | None = None):
+    """2-D or 3-D scatter with a text label at every point; `groups` colours points (one legend entry each)."""
+    p = _np(points)
+    if p.ndim != 2 or p.shape[1] not in (2, 3) or len(p) != len(labels):
+        raise ValueError(f"points must be (N, 2) or (N, 3) with N = len(labels); got {p.shape} and {len(labels)} labels")
+    dims = p.shape[1]
+    if ax is None:
+        fig = plt.figure(figsize=(7.5, 6))
+        ax = fig.add_subplot(111, projection="3d" if dims == 3 else None)
+    groups = list(groups) if groups is not None else ["points"] * len(p)
+    palette = dict(zip(dict.fromkeys(groups), sns.color_palette("tab10", n_colors=max(3, len(set(groups))))))
+    for g, colour in palette.items():
+        idx = [i for i, gi in enumerate(groups) if gi == g]
+        ax.scatter(*p[idx].T, color=colour, label=str(g), s=28)
+    for (xyz, lab, g) in zip(p, labels, groups):
+        ax.text(*xyz, lab, fontsize=fontsize, color=palette[g])
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if dims == 3:
+        ax.set_zlabel(zlabel)
+    if len(palette) > 1:
+        ax.legend(title=legend_title, fontsize=8, loc="best")
+    if title:
+        ax.set_title(title)
+    return ax.figure
+
+
+def plot_loss(history, ax=None, title: str = "Training loss per epoch"):
+    """Loss (and token accuracy on a second axis) from a training history."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.5, 3.5))
+    epochs = [h["epoch"] for h in history]
+    ax.plot(epochs, [h["loss"] for h in history], marker="o", ms=3, label="loss")
+    ax.set_yscale("log")
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("cross-entropy loss (log scale)")
+    ax.set_title(title)
+    ax2 = ax.twinx()
+    ax2.plot(epochs, [h["token_acc"] for h in history], color="tab:orange", marker=".", label="token accuracy")
+    ax2.set_ylabel("token accuracy (teacher forcing)")
+    ax2.set_ylim(0, 1.02)
+    ax.figure.legend(loc="center right", bbox_to_anchor=(0.85, 0.5), fontsize=8)
+    ax.figure.tight_layout()
+    return ax.figure

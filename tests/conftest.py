@@ -1,0 +1,60 @@
+"""Shared fixtures for the course_utils tests.
+
+* every test runs with torch on one thread (bit-exact comparisons), restored at the end;
+* the standard course model is trained ONCE per session (`course`) and shared;
+* figures worth reading (e.g. held-out exact match) are collected in `report` and printed
+  in pytest's terminal summary.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+
+from course_utils.model import build_model
+from course_utils.training import course_model
+
+_REPORT = pytest.StashKey[dict]()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def one_thread():
+    """torch on one thread for the whole session (bit-exact results), restored afterwards."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="session")
+def course():
+    """The standard course model (TrainResult), trained once per session (~4 s)."""
+    return course_model(log=None)
+
+
+@pytest.fixture
+def course_copy(course):
+    """A private deep copy of the trained translator, for tests that change modes or register hooks."""
+    return copy.deepcopy(course.model)
+
+
+@pytest.fixture(scope="session")
+def untrained():
+    """A built, untrained standard translator (seed 0). Tests must not modify it."""
+    return build_model(seed=0).eval()
+
+
+@pytest.fixture(scope="session")
+def report(pytestconfig):
+    """Figures to print at the end of the run: {label: text}."""
+    return pytestconfig.stash.setdefault(_REPORT, {})
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    figures = config.stash.get(_REPORT, None)
+    if figures:
+        terminalreporter.write_sep("-", "course_utils figures")
+        for label, text in figures.items():
+            terminalreporter.write_line(f"{label}: {text}")
