@@ -51,10 +51,13 @@ def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None = None) -> to
     """Softmax over the last dim where only mask==True positions count.
 
     Masked positions get exactly 0. A row with no allowed position gets all zeros (never NaN),
-    and so does its gradient.
+    and so does its gradient. Allowed positions stay > 0, as in exact arithmetic: float32 softmax
+    can underflow to 0.0, so weights are clamped to the smallest positive float (≈1e-38), which
+    changes no sum and no printed digit but keeps "weight > 0" equal to "may attend".
     """
+    tiny = torch.finfo(scores.dtype).tiny
     if mask is None:
-        return torch.softmax(scores, dim=-1)
+        return torch.softmax(scores, dim=-1).clamp_min(tiny)
     if mask.dtype != torch.bool:
         raise ShapeError(f"mask must be a bool tensor (True = may attend); got dtype {mask.dtype}")
     try:
@@ -63,7 +66,8 @@ def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None = None) -> to
         raise ShapeError(f"mask of shape {tuple(mask.shape)} does not broadcast to scores {tuple(scores.shape)} (..., Tq, Tk)") from None
     any_allowed = mask.any(dim=-1, keepdim=True)
     scores = scores.masked_fill(~mask, float("-inf")).masked_fill(~any_allowed, 0.0)
-    return torch.softmax(scores, dim=-1) * any_allowed
+    weights = torch.where(mask, torch.softmax(scores, dim=-1).clamp_min(tiny), 0.0)
+    return weights * any_allowed
 
 
 def scaled_dot_product_attention(q, k, v, mask=None, *, scale: float | None = None):

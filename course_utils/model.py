@@ -200,7 +200,9 @@ def greedy_decode(model: Translator, src: torch.Tensor) -> torch.Tensor:
         out = torch.full((src.shape[0], 1), bos, dtype=torch.long, device=src.device)
         done = torch.zeros(src.shape[0], dtype=torch.bool, device=src.device)
         for _ in range(model.cfg.max_len - 1):
-            nxt = model.decode(out, memory, src_mask)[:, -1].argmax(-1)
+            logits = model.decode(out, memory, src_mask)[:, -1]
+            logits[:, [model.tgt_vocab.stoi[PAD], bos]] = float("-inf")  # never emit <pad> or <bos>
+            nxt = logits.argmax(-1)
             nxt = nxt.masked_fill(done, 0)  # after <eos>: pad
             out = torch.cat([out, nxt[:, None]], dim=1)
             done |= nxt == eos

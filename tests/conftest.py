@@ -46,6 +46,30 @@ def untrained():
     return build_model(seed=0).eval()
 
 
+def documented_trace_shapes(cfg, Ts: int, Tt: int) -> dict[str, tuple[int, ...]]:
+    """Every trace key of one sentence pair with its shape, as the `course_utils.tracing` docstring
+    documents it (Ts English positions, Tt decoder positions incl. <bos>)."""
+    H, d = cfg.n_heads, cfg.d_model
+    dh = d // H
+    shapes = {"encoder.embed": (Ts, d), "decoder.embed": (Tt, d)}
+    for side, T, places in (("encoder", Ts, ("self",)), ("decoder", Tt, ("self", "cross"))):
+        for layer in range(cfg.n_layers):
+            for place in places:
+                Tk = Ts if (side == "encoder" or place == "cross") else Tt
+                p = f"{side}.{layer}.{place}"
+                shapes.update({f"{p}.q": (H, T, dh), f"{p}.k": (H, Tk, dh), f"{p}.v": (H, Tk, dh),
+                               f"{p}.scores": (H, T, Tk), f"{p}.weights": (H, T, Tk), f"{p}.x1": (H, T, dh),
+                               f"{p}.concat": (T, d), f"{p}.out": (T, d)})
+            shapes[f"{side}.{layer}.layer_out"] = (T, d)
+    return shapes
+
+
+@pytest.fixture(scope="session")
+def trace_shapes():
+    """documented_trace_shapes(cfg, Ts, Tt) -> {trace key: shape} (the tracing docstring's table)."""
+    return documented_trace_shapes
+
+
 @pytest.fixture(scope="session")
 def report(pytestconfig):
     """Figures to print at the end of the run: {label: text}."""

@@ -1,0 +1,60 @@
+"""The README's notebook map and claims ledger stay true to the notebooks.
+
+Ledger rows look like:
+| B8 | claim in our words | [07](notebooks/07_word_order_and_position.ipynb) › "Claim B8 — …" | **false** … |
+Each row must name an existing notebook and a markdown heading in it, and a code cell after that
+heading must contain an `assert`.
+"""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+CLAIM_IDS = [f"B{i}" for i in range(1, 11)] + [f"F{i}" for i in range(1, 8)]
+
+
+def ledger_rows() -> dict[str, list[str]]:
+    section = README.split("## Claims ledger", 1)[1].split("\n## ", 1)[0]
+    rows = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 4 and re.fullmatch(r"[BF]\d+", cells[0]):
+            rows.setdefault(cells[0], []).append(line)
+    return rows
+
+
+def test_notebook_map_lists_every_notebook():
+    assert NOTEBOOKS, "no notebooks found"
+    for nb in NOTEBOOKS:
+        assert f"notebooks/{nb.name}" in README, f"{nb.name} is missing from the README's notebook map"
+
+
+def test_every_claim_id_has_a_ledger_row():
+    rows = ledger_rows()
+    assert sorted(rows, key=CLAIM_IDS.index) == CLAIM_IDS
+
+
+@pytest.mark.parametrize("claim", CLAIM_IDS)
+def test_ledger_row_points_at_an_asserted_cell(claim):
+    for line in ledger_rows()[claim]:
+        verdict = line.strip().strip("|").split("|")[-1].lower()
+        assert re.search(r"\b(holds|false)\b", verdict), f"{claim}: verdict must be holds / holds only if … / false"
+        refs = re.findall(r"\(notebooks/(\d\d_[a-z0-9_]+\.ipynb)\)[^\"“]*[\"“]([^\"”]+)[\"”]", line)
+        assert refs, f"{claim}: no (notebooks/…ipynb) \"heading\" reference in {line!r}"
+        for name, heading in refs:
+            cells = json.loads((ROOT / "notebooks" / name).read_text(encoding="utf-8"))["cells"]
+            idx = [i for i, c in enumerate(cells) if c["cell_type"] == "markdown"
+                   and any(l.lstrip("#").strip() == heading for l in "".join(c["source"]).splitlines() if l.startswith("#"))]
+            assert idx, f"{claim}: heading {heading!r} not found in {name}"
+            following = []
+            for c in cells[idx[0] + 1:]:
+                if c["cell_type"] == "markdown" and "".join(c["source"]).lstrip().startswith("#"):
+                    break
+                following.append(c)
+            assert any(c["cell_type"] == "code" and re.search(r"^\s*assert\b", "".join(c["source"]), re.M) for c in following), \
+                f"{claim}: no assert under {heading!r} in {name}"
