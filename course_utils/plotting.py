@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
-import seaborn as sns
 import torch
 
 
@@ -20,6 +19,7 @@ def heatmap(matrix, row_labels, col_labels, *, ax=None, title: str | None = None
             ylabel: str = "query", annot: bool = True, fmt: str = ".2f", cmap: str = "viridis",
             vmin: float | None = None, vmax: float | None = None, cbar: bool = True):
     """Annotated, word-labelled heatmap (seaborn). matrix (rows, cols)."""
+    import seaborn as sns  # imported here: it pulls in scipy.stats, ~1-3 s, not needed by every notebook
     m = _np(matrix)
     if m.shape != (len(row_labels), len(col_labels)):
         raise ValueError(f"matrix {m.shape} does not fit {len(row_labels)} row and {len(col_labels)} column labels")
@@ -87,6 +87,7 @@ def scatter_labelled(points, labels, *, groups=None, ax=None, title: str | None 
         fig = plt.figure(figsize=(7.5, 6))
         ax = fig.add_subplot(111, projection="3d" if dims == 3 else None)
     groups = list(groups) if groups is not None else ["points"] * len(p)
+    import seaborn as sns
     palette = dict(zip(dict.fromkeys(groups), sns.color_palette("tab10", n_colors=max(3, len(set(groups))))))
     for g, colour in palette.items():
         idx = [i for i, gi in enumerate(groups) if gi == g]

@@ -1,0 +1,182 @@
+"""Notebook 02: Q, K and V are three linear layers; W^Q read as a bank of queries.
+
+    qkv_of_sentence(model, "we want to eat apple")              # {"q","k","v"}: (H, T, dh), from the layer's input
+    plot_word_qkv(model, "we want to eat apple", "eat", head=0)  # the widget view: a 3 x dh heatmap
+    places_table(trace)                                          # the three places attention happens
+
+PyTorch convention: nn.Linear computes x · weightᵀ + bias, with weight of shape (out, in). The forum's
+W^Q (x · W^Q, one query per row) is therefore `w_q.weight.T`: its rows are the columns of `w_q.weight`.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import torch
+
+from .data import encode_source, tokenize
+from .errors import CourseInputError, UnknownWordError
+from .plotting import heatmap
+
+# A toy vocabulary and an explicit W^Q in the forum's convention (x · W^Q): one row per word, d_k = 3.
+TOY_VOCAB = ["eat", "drink", "read", "apple"]
+TOY_WQ = torch.tensor([[1.0, 0.0, 2.0],   # the query "eat" asks
+                       [0.0, 1.0, 1.0],   # ... "drink"
+                       [3.0, 0.0, 0.0],   # ... "read"
+                       [0.0, 2.0, 1.0]])  # ... "apple"
+
+
+def one_hot(word: str, vocab=TOY_VOCAB) -> torch.Tensor:
+    """'read' -> tensor([0., 0., 1., 0.]) over `vocab`."""
+    vocab = list(vocab)
+    if word not in vocab:
+        raise CourseInputError(f"{word!r} is not in the toy vocabulary {vocab}")
+    x = torch.zeros(len(vocab))
+    x[vocab.index(word)] = 1.0
+    return x
+
+
+def query_bank(linear: torch.nn.Linear) -> torch.Tensor:
+    """The forum's W^Q (d_in, d_out) = linear.weightᵀ: row i is the query that input feature i contributes."""
+    return linear.weight.detach().T
+
+
+def head_banks(linear: torch.nn.Linear, n_heads: int) -> list[torch.Tensor]:
+    """Each head's own bank: the columns of W^Q (= rows of linear.weight) that head uses, each (d_in, dh)."""
+    W = query_bank(linear)
+    dh = W.shape[1] // n_heads
+    return [W[:, h * dh:(h + 1) * dh] for h in range(n_heads)]
+
+
+@torch.no_grad()
+def layer_input(model, sentence, layer: int = 0) -> tuple[torch.Tensor, list[str]]:
+    """The input (T, d_model) of encoder layer `layer` for an English sentence, and its words.
+
+    Layer 0 reads the embedding (the trace key "encoder.embed"); layer i > 0 reads layer i-1's output.
+    """
+    if not 0 <= layer < len(model.encoder):
+        raise IndexError(f"layer {layer} out of range: the encoder has layers 0..{len(model.encoder) - 1}")
+    words = tokenize(sentence)
+    src = torch.tensor([encode_source(model.src_vocab, words, model.cfg.max_len)])
+    mask = model.source_mask(src)
+    x = model.src_embed(src)
+    for enc in model.encoder[:layer]:
+        x = enc(x, mask)
+    return x[0], words
+
+
+@torch.no_grad()
+def qkv_of_sentence(model, sentence, layer: int = 0) -> tuple[dict[str, torch.Tensor], list[str]]:
+    """q, k, v (H, T, dh) of encoder layer `layer`'s self-attention, computed directly from its input."""
+    x, words = layer_input(model, sentence, layer)
+    attn = model.encoder[layer].self_attn
+    out = {kind: attn.split_heads(getattr(attn, f"w_{kind}")(x[None]))[0] for kind in ("q", "k", "v")}
+    return out, words
+
+
+def word_qkv(model, sentence, word: str, head: int, layer: int = 0) -> tuple[torch.Tensor, str]:
+    """(3, dh): the q, k and v of one word for one head, and a note on where the word was read.
+
+    The word is read at its (first) position in the sentence; a vocabulary word that is not in the
+    sentence is read on its own (a one-word sentence, position 0). An unknown word raises
+    UnknownWordError (a ValueError whose message suggests close words).
+    """
+    attn = model.encoder[0].self_attn
+    if not 0 <= head < attn.n_heads:
+        raise IndexError(f"head {head} out of range: this model has heads 0..{attn.n_heads - 1}")
+    word = str(word).strip().lower()
+    if not word:
+        raise CourseInputError("type a word, e.g. 'eat'")
+    if word not in model.src_vocab.words:
+        raise UnknownWordError(word, model.src_vocab.words, "English")
+    words = tokenize(sentence)
+    if word in words:
+        pos, note = words.index(word), f"in {' '.join(words)!r}, position {words.index(word)}"
+    else:
+        words, pos, note = [word], 0, "alone (not in the sentence), position 0"
+    qkv, _ = qkv_of_sentence(model, words, layer)
+    return torch.stack([qkv[kind][head, pos] for kind in ("q", "k", "v")]), note
+
+
+def plot_word_qkv(model, sentence="we want to eat apple", word: str = "eat", head: int = 0, layer: int = 0):
+    """The widget view: q, k and v of one word for one head as a 3 x dh heatmap (encoder self-attention)."""
+    M, note = word_qkv(model, sentence, word, head, layer)
+    m = M.numpy()
+    lim = float(np.abs(m).max())
+    fig, ax = plt.subplots(figsize=(10, 2.3))
+    im = ax.imshow(m, cmap="RdBu_r", vmin=-lim, vmax=lim, aspect="auto")  # imshow, not seaborn: fast re-render
+    ax.set_yticks(range(3), [f"{kind}  |{kind}|={np.linalg.norm(r):.1f}" for kind, r in zip("qkv", m)])
+    ax.set_xticks(range(0, m.shape[1], 4))
+    ax.set_xlabel(f"feature of head {head} (0..{m.shape[1] - 1})")
+    ax.set_title(f"encoder layer {layer}, head {head}: q, k, v of {word.strip().lower()!r} {note}", fontsize=10)
+    fig.colorbar(im, ax=ax, fraction=0.03, pad=0.01)
+    fig.subplots_adjust(left=0.13, right=0.99, bottom=0.22, top=0.86)
+    return fig
+
+
+def plot_query_bank(linear: torch.nn.Linear, n_heads: int, title: str = "W^Q as a bank of queries"):
+    """Heatmap of W^Q = weightᵀ (d_in rows, d_out columns) with a line between the heads' column blocks."""
+    W = query_bank(linear).numpy()
+    lim = float(np.abs(W).max())
+    fig, ax = plt.subplots(figsize=(6.4, 5.4))
+    im = ax.imshow(W, cmap="RdBu_r", vmin=-lim, vmax=lim, aspect="auto")
+    dh = W.shape[1] // n_heads
+    for h in range(1, n_heads):
+        ax.axvline(h * dh - 0.5, color="black", lw=2)
+    for h in range(n_heads):
+        ax.text(h * dh + dh / 2 - 0.5, -1.5, f"head {h}", ha="center", va="bottom", fontsize=9)
+    ax.set_xlabel("output feature (column of W^Q = row of w_q.weight)")
+    ax.set_ylabel("input feature i (row i of W^Q = one query)")
+    ax.set_title(title, pad=18)
+    fig.colorbar(im, ax=ax, fraction=0.046)
+    fig.tight_layout()
+    return fig
+
+
+def plot_singular_values(spectra: dict[str, np.ndarray], title: str = "Singular values"):
+    """One line per named spectrum (sorted singular values), log scale."""
+    fig, ax = plt.subplots(figsize=(6.5, 3.6))
+    colours = {}
+    for name, s in spectra.items():  # same colour for the same matrix; dashed = "init" in the name
+        c = colours.setdefault(name.split()[0], f"C{len(colours)}")
+        ax.plot(np.arange(1, len(s) + 1), s, marker=".", ms=3, label=name, color=c,
+                ls="--" if "init" in name else "-")
+    ax.set_yscale("log")
+    ax.set_xlabel("index (largest first)")
+    ax.set_ylabel("singular value (log scale)")
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+PLACES = [  # (place, trace prefix, queries from, keys and values from, mask)
+    ("encoder self-attention", "encoder.{layer}.self", "English", "English", "padding"),
+    ("decoder self-attention", "decoder.{layer}.self", "German", "German", "causal + padding"),
+    ("decoder-encoder cross-attention", "decoder.{layer}.cross", "German", "English (encoder output)", "padding"),
+]
+
+
+def places_table(trace, layer: int = 0) -> pd.DataFrame:
+    """The three places attention happens in one layer: what Q and K/V are made from, shapes, tokens."""
+    rows = []
+    for place, prefix, qfrom, kvfrom, mask in PLACES:
+        p = prefix.format(layer=layer)
+        rows.append({"place": place, "trace key": p, "Q from": qfrom, "K, V from": kvfrom, "mask": mask,
+                     "q (H, Tq, dh)": tuple(trace[f"{p}.q"].shape), "k (H, Tk, dh)": tuple(trace[f"{p}.k"].shape),
+                     "v (H, Tk, dh)": tuple(trace[f"{p}.v"].shape),
+                     "query tokens": " ".join(trace.tokens(f"{p}.q")), "key tokens": " ".join(trace.tokens(f"{p}.k"))})
+    return pd.DataFrame(rows).set_index("place")
+
+
+def plot_three_places(trace, layer: int = 0, head: int = 0):
+    """Attention weights of the three places (one head), side by side, each labelled with its tokens."""
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
+    for ax, (place, prefix, qfrom, kvfrom, _) in zip(axes, PLACES):
+        key = f"{prefix.format(layer=layer)}.weights"
+        heatmap(trace[key][head], trace.query_tokens(key), trace.key_tokens(key), ax=ax, vmin=0, vmax=1,
+                title=f"{place}\n(layer {layer}, head {head})", xlabel=f"key ({kvfrom.split()[0]})",
+                ylabel=f"query ({qfrom})", cbar=ax is axes[-1])
+    fig.tight_layout()
+    return fig
