@@ -1,0 +1,97 @@
+"""course_utils.stepwise: the helpers behind notebooks 03 and 04."""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib
+import pytest
+import torch
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from course_utils import stepwise  # noqa: E402
+from course_utils.data import load_pairs  # noqa: E402
+from course_utils.tracing import run_with_trace  # noqa: E402
+from course_utils.widgets import render  # noqa: E402
+
+
+def test_toy_embeddings():
+    X = stepwise.toy_embeddings(["i", "can", "eat", "apple"])
+    assert X.shape == (4, 2) and X.dtype == torch.float32
+    with pytest.raises(KeyError, match="no toy vector"):
+        stepwise.toy_embeddings(["banana"])
+
+
+@pytest.mark.parametrize("d", [4, 16, 64, 256])
+def test_raw_score_std_is_sqrt_d_and_scaled_std_is_one(d):
+    assert stepwise.score_stats(d, 1.0)["score_std"] == pytest.approx(math.sqrt(d), rel=0.05)
+    assert stepwise.score_stats(d, math.sqrt(d))["score_std"] == pytest.approx(1.0, abs=0.05)
+
+
+def test_scaling_changes_peakiness():
+    raw, scaled, by_d = (stepwise.score_stats(64, stepwise.divisor_value(64, s)) for s in stepwise.DIVISORS)
+    assert raw["mean_max_weight"] > scaled["mean_max_weight"] > by_d["mean_max_weight"]
+    assert raw["mean_entropy"] < scaled["mean_entropy"] < by_d["mean_entropy"] <= math.log(8) + 1e-9
+
+
+def test_random_scores_are_reproducible_and_not_aliased():
+    first = stepwise.random_scores(16)
+    stepwise.random_scores(16).zero_()  # a caller changing its copy must not change the cache
+    assert torch.equal(stepwise.random_scores(16), first) and first.abs().sum() > 0
+    with pytest.raises(ValueError):
+        stepwise.random_scores(0)
+
+
+def test_entropy_bounds():
+    assert stepwise.entropy(torch.tensor([1.0, 0.0, 0.0])).item() == pytest.approx(0.0)
+    assert stepwise.entropy(torch.full((4,), 0.25)).item() == pytest.approx(math.log(4))
+
+
+def test_plot_scaling_and_bad_divisor():
+    fig = stepwise.plot_scaling(64, "√d")
+    assert len(fig.axes) == 3 and all(ax.get_title() for ax in fig.axes[:2])
+    plt.close("all")
+    with pytest.raises(ValueError, match="divide_by"):
+        stepwise.divisor_value(64, "2d")
+
+
+def test_plot_head_and_widget_messages(course):
+    trace = run_with_trace(course.model, "we want to eat apple")
+    fig = stepwise.plot_head(trace, 1, "decoder cross", 1)
+    assert [ax.get_title() for ax in fig.axes if ax.get_title()] == ["decoder layer 1 cross, head 1"]
+    plt.close("all")
+    import ipywidgets as w
+    out = w.Output()
+    for bad in ({"layer": 5, "place": "encoder self", "head": "all"}, {"layer": 0, "place": "encoder self", "head": 7},
+                {"layer": 0, "place": "middle", "head": "all"}):
+        message = render(lambda **c: stepwise.plot_head(trace, **c), bad, out)
+        assert message and message.startswith("⚠")
+
+
+def test_record_batch_matches_single_traces(course):
+    pairs = load_pairs("train")[:5]
+    cache, src_real, tgt_real = stepwise.record_batch(course.model, pairs, "encoder.0.self.weights")
+    w = cache["encoder.0.self.weights"]  # (B, H, Ts, Ts)
+    for b, p in enumerate(pairs):
+        t = run_with_trace(course.model, p.english, target=p.german)
+        n = len(t.src_tokens)
+        assert src_real[b].sum() == n and tgt_real[b].sum() == len(t.tgt_tokens)
+        assert torch.allclose(w[b, :, :n, :n], t["encoder.0.self.weights"], atol=1e-5)
+
+
+def test_head_tv_distance(course, untrained):
+    pairs = load_pairs("train")
+    tv = stepwise.head_tv_distance(course.model, pairs)
+    assert len(tv) == 6 and tv["mean TV"].between(0, 1).all() and (tv["max TV"] >= tv["mean TV"]).all()
+    assert (tv["mean TV"] > 0.3).all()
+    # identical heads -> TV 0: copy head 0's weights over head 1 in one layer by patching
+    from course_utils.tracing import patch
+
+    def same_heads(w, name):
+        return w[:, :1].expand_as(w).clone()
+
+    with patch(course.model, {"encoder.0.self.weights": same_heads}):
+        tv_same = stepwise.head_tv_distance(course.model, pairs[:20])
+    assert tv_same.set_index(["place", "layer"]).loc[("encoder self", 0), "mean TV"] == pytest.approx(0.0, abs=1e-7)
