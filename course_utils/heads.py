@@ -1,0 +1,397 @@
+"""09: what each attention head does, measured over the whole corpus, and what happens without it.
+
+    batch = trace_pairs(model, load_pairs())          # one padded forward pass, every weight recorded
+    head_statistics(batch)                            # table: layer/place/head -> where the queries look
+    score_interventions(model, pairs, {"no head 0": {"*.x1": ablate_head(0)}})   # exact match, patched
+    query_bank(model, "decoder.0.cross", head=0)      # W_Q's rows for one head: the "bank of queries"
+
+Word roles come from the corpus structure (see data/README.md): every English sentence is
+subject [modal words] verb object, every German one subject verb/modal [article] object [infinitive],
+so a German word is aligned with the English word(s) of the same role: subject<->subject,
+modal<->modal ("want to", "would like to" count as one modal), verb<->verb (the German infinitive
+at the end, too), article and noun<->object.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import torch
+
+from .data import EOS, Pair, encode_source, encode_target, pad_batch, tokenize
+from .model import Translator, translate_batch
+from .plotting import heatmap, show_heatmaps
+from .tracing import patch, record, run_with_trace
+
+PLACES = ("encoder self", "decoder self", "cross")  # the three kinds of attention, in model order
+ROLES = ("subject", "modal", "verb", "object")
+
+
+# ---------------------------------------------------------------- word roles and alignment
+
+def english_roles(words: list[str]) -> list[str]:
+    """['we', 'want', 'to', 'eat', 'apple'] -> ['subject', 'modal', 'modal', 'verb', 'object']."""
+    words = tokenize(words)
+    if len(words) < 3:
+        raise ValueError(f"expected 'subject [modal] verb object', got {' '.join(words)!r}")
+    return ["subject"] + ["modal"] * (len(words) - 3) + ["verb", "object"]
+
+
+def german_roles(words: list[str], pattern: str) -> list[str]:
+    """German words of a corpus sentence -> roles; pattern is the Pair's ('plain', 'can', ...)."""
+    words = tokenize(words)
+    if pattern == "plain":  # subject verb [article] noun
+        return ["subject", "verb"] + ["object"] * (len(words) - 2)
+    return ["subject", "modal"] + ["object"] * (len(words) - 3) + ["verb"]  # subject modal [article] noun infinitive
+
+
+def aligned_mass(trace, layer: int, head: int) -> list[tuple[str, float]]:
+    """Cross-attention of one head in a Trace whose decoder read a German corpus-style sentence:
+    for each German word, the mass that the query producing it puts on the aligned English word(s)."""
+    pattern = "plain" if len(trace.src_tokens) == 3 else "modal"
+    german = trace.tgt_tokens[1:]
+    en = np.array(english_roles(trace.src_tokens))
+    w = trace[f"decoder.{layer}.cross.weights"][head]  # (Tq, Ts); row i produces German word i
+    return [(word, float(w[i, en == role].sum())) for i, (word, role) in enumerate(zip(german, german_roles(german, pattern)))]
+
+
+# ---------------------------------------------------------------- one batched, teacher-forced pass
+
+@dataclass
+class BatchTrace:
+    """Attention weights of many pairs at once, with padding and word roles.
+
+    weights[key] is (B, H, Tq, Tk) for key "{side}.{layer}.{place}.weights"; src_len/tgt_len are the
+    real lengths (English words; decoder input <bos> w1..wn, i.e. German words + 1).
+    """
+
+    pairs: list[Pair]
+    weights: dict[str, torch.Tensor]
+    src_len: torch.Tensor  # (B,)
+    tgt_len: torch.Tensor  # (B,)
+    src_roles: list[list[str]]
+    out_roles: list[list[str]]  # role of the German word each decoder position *produces* (<eos>: "end")
+
+    @property
+    def n_heads(self) -> int:
+        return next(iter(self.weights.values())).shape[1]
+
+
+@torch.no_grad()
+def trace_pairs(model: Translator, pairs: list[Pair]) -> BatchTrace:
+    """Teacher-forced forward pass of all `pairs` in one padded batch, recording every attention weight."""
+    src = pad_batch([encode_source(model.src_vocab, p.english, model.cfg.max_len) for p in pairs])
+    tgt = pad_batch([encode_target(model.tgt_vocab, p.german, model.cfg.max_len)[:-1] for p in pairs])  # <bos> w1..wn
+    was_training = model.training
+    model.eval()
+    try:
+        with record(model, "*.weights") as cache:
+            model(src, tgt)
+    finally:
+        model.train(was_training)
+    return BatchTrace(pairs, dict(cache), (src != 0).sum(1), (tgt != 0).sum(1),
+                      [english_roles(p.english) for p in pairs],
+                      [german_roles(p.german, p.pattern) + ["end"] for p in pairs])
+
+
+def _place_key(place: str, layer: int) -> str:
+    if place not in PLACES:
+        raise ValueError(f"place must be one of {list(PLACES)}; got {place!r}")
+    return {"encoder self": f"encoder.{layer}.self", "decoder self": f"decoder.{layer}.self",
+            "cross": f"decoder.{layer}.cross"}[place] + ".weights"
+
+
+def _masses(batch: BatchTrace, place: str, layer: int) -> dict[str, list[np.ndarray]]:
+    """For one place/layer: per measure, a list of (H, n_queries) arrays (one per pair) of attention mass."""
+    w = batch.weights[_place_key(place, layer)]  # (B, H, Tq, Tk)
+    out: dict[str, list[np.ndarray]] = {}
+
+    def add(name, value):
+        out.setdefault(name, []).append(value)
+
+    for b, _pair in enumerate(batch.pairs):
+        ns, nt = int(batch.src_len[b]), int(batch.tgt_len[b])
+        nq, nk = (ns, ns) if place == "encoder self" else (nt, nt) if place == "decoder self" else (nt, ns)
+        a = w[b, :, :nq, :nk].double().numpy()  # (H, nq, nk): real rows and keys only; rows sum to 1
+        q0 = 1 if place == "decoder self" else 0  # the <bos> query sees only itself: no choice, left out
+        ent = -(np.where(a > 0, a * np.log(np.where(a > 0, a, 1.0)), 0.0)).sum(-1)
+        add("entropy", ent[:, q0:])
+        add("first", a[:, q0:, 0])
+        if place != "cross":
+            idx = np.arange(nq)
+            add("itself", a[:, idx[q0:], idx[q0:]])
+            add("previous", a[:, idx[1:], idx[1:] - 1])
+        if place != "decoder self":  # English keys: mass on the verb, on the object
+            roles = np.array(batch.src_roles[b])
+            for role in ("verb", "object"):
+                add(role, a[:, :, roles == role].sum(-1))
+        if place == "cross":  # mass on the English word(s) that translate the German word this query produces
+            roles = np.array(batch.src_roles[b])
+            made = batch.out_roles[b][:nq]
+            rows = [i for i, r in enumerate(made) if r != "end"]
+            add("aligned", np.stack([a[:, i, roles == made[i]].sum(-1) for i in rows], axis=1))
+    return out
+
+
+MEASURES = ("itself", "previous", "first", "aligned", "verb", "object", "entropy")
+
+
+def head_statistics(batch: BatchTrace, n_layers: int | None = None) -> pd.DataFrame:
+    """One row per (place, layer, head): mean attention mass each query puts on a kind of key, and entropy.
+
+    Columns (averaged over every real query of every pair, padding left out; decoder self-attention
+    leaves out the <bos> query, which can only see itself; NaN where a measure does not apply):
+      itself    the query's own position (encoder / decoder self-attention)
+      previous  the position just before (queries after the first)
+      first     key position 0 (English word 1, or <bos>)
+      aligned   cross only: the English word(s) translating the German word the query produces
+      verb, object   the English verb / object (encoder self, cross); the object is always the last word
+      entropy   of the attention row, in nats (0 = one key; ln(n) = uniform over n keys)
+      uniform entropy  what uniform attention over the same keys would give
+    """
+    if n_layers is None:
+        n_layers = 1 + max(int(k.split(".")[1]) for k in batch.weights)
+    rows = []
+    for place in PLACES:
+        for layer in range(n_layers):
+            masses = _masses(batch, place, layer)
+            uni = _uniform_entropy(batch, place)
+            for h in range(batch.n_heads):
+                row = {"place": place, "layer": layer, "head": h}
+                for m in MEASURES:
+                    row[m] = float(np.concatenate([x[h] for x in masses[m]]).mean()) if m in masses else np.nan
+                row["uniform entropy"] = uni
+                rows.append(row)
+    return _indexed(rows, ["place", "layer", "head"])
+
+
+def _indexed(rows: list[dict], index: list[str]) -> pd.DataFrame:
+    """DataFrame indexed by `index`, places kept in model order (a sorted index: .loc without warnings)."""
+    df = pd.DataFrame(rows)
+    df["place"] = pd.Categorical(df["place"], categories=PLACES, ordered=True)
+    return df.set_index(index).sort_index()
+
+
+def _uniform_entropy(batch: BatchTrace, place: str) -> float:
+    vals = []
+    for b in range(len(batch.pairs)):
+        ns, nt = int(batch.src_len[b]), int(batch.tgt_len[b])
+        if place == "encoder self":
+            vals += [math.log(ns)] * ns
+        elif place == "decoder self":
+            vals += [math.log(i + 1) for i in range(1, nt)]  # query i sees keys 0..i (<bos> left out)
+        else:
+            vals += [math.log(ns)] * nt
+    return float(np.mean(vals))
+
+
+def head_difference(batch: BatchTrace, place: str, layer: int) -> float:
+    """Mean total-variation distance between head 0's and head 1's attention rows (0 = same, 1 = disjoint).
+
+    With more than 2 heads: the mean over all head pairs.
+    """
+    w = batch.weights[_place_key(place, layer)].double()  # (B, H, Tq, Tk), padded rows/columns are 0
+    B, H = w.shape[:2]
+    Tq = torch.arange(w.shape[2])
+    lens = batch.src_len if place == "encoder self" else batch.tgt_len
+    real = (Tq[None, :] < lens[:, None])  # (B, Tq): real queries
+    if place == "decoder self":
+        real[:, 0] = False  # <bos> sees only itself in every head
+    dists = []
+    for h in range(H):
+        for g in range(h + 1, H):
+            tv = 0.5 * (w[:, h] - w[:, g]).abs().sum(-1)  # (B, Tq)
+            dists.append(float(tv[real].mean()))
+    return float(np.mean(dists))
+
+
+def head_differences(batch: BatchTrace, n_layers: int | None = None) -> pd.DataFrame:
+    """head_difference for every place and layer, as a table."""
+    if n_layers is None:
+        n_layers = 1 + max(int(k.split(".")[1]) for k in batch.weights)
+    return _indexed([{"place": place, "layer": layer, "head 0 vs head 1": head_difference(batch, place, layer)}
+                     for place in PLACES for layer in range(n_layers)], ["place", "layer"])
+
+
+def _row_and_key_roles(batch: BatchTrace, b: int, place: str) -> tuple[list[str], list[str]]:
+    en = batch.src_roles[b]
+    de_in = ["<bos>"] + batch.out_roles[b][:-1]  # the decoder reads <bos> w1..wn
+    if place == "encoder self":
+        return en, en
+    if place == "decoder self":
+        return de_in, de_in
+    return batch.out_roles[b], en  # cross: rows by the German word they produce, keys English
+
+
+def role_attention(batch: BatchTrace, place: str, layer: int, head: int) -> pd.DataFrame:
+    """Mean attention mass from queries of one role (rows) onto keys of each role (columns).
+
+    Rows of cross-attention are the role of the German word the query *produces* ("end" = <eos>);
+    rows/columns of decoder self-attention are the roles of the German input tokens ("<bos>" first).
+    Each row sums to 1.
+    """
+    w = batch.weights[_place_key(place, layer)]
+    if not 0 <= head < w.shape[1]:
+        raise IndexError(f"head {head} out of range: heads are 0..{w.shape[1] - 1}")
+    sums: dict[str, dict[str, float]] = {}
+    counts: dict[str, int] = {}
+    for b in range(len(batch.pairs)):
+        q_roles, k_roles = _row_and_key_roles(batch, b, place)
+        a = w[b, head, :len(q_roles), :len(k_roles)].double().numpy()
+        k_roles = np.array(k_roles)
+        for i, r in enumerate(q_roles):
+            row = sums.setdefault(r, {})
+            for kr in dict.fromkeys(k_roles):
+                row[kr] = row.get(kr, 0.0) + float(a[i, k_roles == kr].sum())
+            counts[r] = counts.get(r, 0) + 1
+    order = ["<bos>", *ROLES, "end"]
+    rows = [r for r in order if r in sums]
+    cols = [c for c in order if any(c in sums[r] for r in rows)]
+    return pd.DataFrame([[sums[r].get(c, 0.0) / counts[r] for c in cols] for r in rows], index=rows, columns=cols)
+
+
+def plot_roles(batch: BatchTrace, place: str, layer: int):
+    """One panel per head: role_attention as a heatmap."""
+    tables = [role_attention(batch, place, layer, h) for h in range(batch.n_heads)]
+    ylabel = {"encoder self": "query: English word's role", "decoder self": "query: German input's role",
+              "cross": "query: role of the German word it produces"}[place]
+    xlabel = "key: German input's role" if place == "decoder self" else "key: English word's role"
+    return show_heatmaps([t.to_numpy() for t in tables], list(tables[0].index), list(tables[0].columns),
+                         [f"{place}, layer {layer}, head {h}" for h in range(batch.n_heads)],
+                         suptitle=f"Where each {place} head looks, by word role (mean over all {len(batch.pairs)} pairs)",
+                         xlabel=xlabel, ylabel=ylabel)
+
+
+def decoder_row_labels(tgt_tokens: list[str], produced: list[str]) -> list[str]:
+    """Decoder query rows are the inputs <bos> w1..wn; the row at input i produces word i+1: 'wir → wollen'."""
+    made = list(produced) + [EOS]
+    return [f"{t} → {made[i]}" for i, t in enumerate(tgt_tokens)]
+
+
+def plot_heads(trace, side: str, layer: int, place: str, title: str = ""):
+    """Every head of one place in a Trace, side by side; decoder rows say which word they produce."""
+    key = f"{side}.{layer}.{place}.weights"
+    w = trace[key]  # (H, Tq, Tk)
+    rows = trace.query_tokens(key)
+    if side == "decoder":
+        rows = decoder_row_labels(rows, trace.tgt_tokens[1:])
+    name = {"self": "self-attention", "cross": "cross-attention"}[place]
+    return show_heatmaps(list(w), rows, trace.key_tokens(key), [f"{side} layer {layer} {name}, head {h}" for h in range(w.shape[0])],
+                         suptitle=title or None,
+                         xlabel="key (" + ("German input" if side == "decoder" and place == "self" else "English") + ")",
+                         ylabel="query (" + ("English" if side == "encoder" else "German input → word it produces") + ")")
+
+
+# ---------------------------------------------------------------- interventions, scored
+
+def accuracy(model: Translator, pairs: list[Pair], patches: dict | None = None) -> dict[str, float]:
+    """Exact-match accuracy per split ('train', 'heldout') of greedy translations, with `patches` applied.
+
+    One batched greedy decode of all pairs (same result as training.exact_match per split).
+    """
+    with patch(model, patches or {}):
+        hyps = translate_batch(model, [p.english for p in pairs])
+    result = {}
+    for split in ("train", "heldout"):
+        hits = [h == p.german.split() for h, p in zip(hyps, pairs) if p.split == split]
+        if hits:
+            result[split] = sum(hits) / len(hits)
+    return result
+
+
+def score_interventions(model: Translator, pairs: list[Pair], interventions: dict[str, dict]) -> pd.DataFrame:
+    """{name: patches} -> table of exact-match accuracy per split, one row per intervention."""
+    rows = {name: accuracy(model, pairs, patches) for name, patches in interventions.items()}
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("intervention")
+
+
+# ---------------------------------------------------------------- W_Q as a bank of queries
+
+def query_bank(model: Translator, prefix: str, head: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Head `head`'s slice of W_Q at `prefix` ("encoder.0.self", "decoder.1.cross", ...).
+
+    Returns (bank (d_model, dh), bias (dh,)). Row i of the bank is the "query" that input feature i
+    contributes: q_head = x @ bank + bias = sum_i x_i * bank[i] + bias. nn.Linear stores its weight as
+    (out, in), so the bank is the transpose of the head's rows of w_q.weight: the forum's "rows of W^Q"
+    are columns of w_q.weight.
+    """
+    mha = _mha(model, prefix)
+    if not 0 <= head < mha.n_heads:
+        raise IndexError(f"head {head} out of range: {prefix} has heads 0..{mha.n_heads - 1}")
+    sl = slice(head * mha.d_head, (head + 1) * mha.d_head)
+    return mha.w_q.weight[sl].detach().T.clone(), mha.w_q.bias[sl].detach().clone()
+
+
+def _mha(model: Translator, prefix: str):
+    side, layer, place = prefix.split(".")
+    layers = model.encoder if side == "encoder" else model.decoder
+    if not 0 <= int(layer) < len(layers):
+        raise IndexError(f"layer {layer} out of range: the {side} has layers 0..{len(layers) - 1}")
+    return layers[int(layer)].self_attn if place == "self" else layers[int(layer)].cross_attn
+
+
+@torch.no_grad()
+def query_inputs(model: Translator, sentence, prefix: str, target=None) -> tuple[list[str], torch.Tensor]:
+    """The vectors x that enter W_Q at `prefix` for one sentence: (tokens, (T, d_model))."""
+    mha = _mha(model, prefix)
+    seen = []
+
+    def keep_input(module, inputs, output):  # returns None: the output is left as it is
+        seen.append(inputs[0][0].detach().clone())
+
+    handle = mha.w_q.register_forward_hook(keep_input)
+    try:
+        trace = run_with_trace(model, sentence, target=target, names=[f"{prefix}.q"])
+    finally:
+        handle.remove()
+    return trace.query_tokens(f"{prefix}.q"), seen[-1]  # the last call is the traced, teacher-forced pass
+
+
+def contributions(tokens: list[str], X: torch.Tensor, bank: torch.Tensor, k: int = 3) -> pd.DataFrame:
+    """Which rows of the bank dominate each token's query? X (T, d_model), bank (d_model, dh).
+
+    Row i contributes x_i * bank[i]; its size is |x_i| * ||bank[i]||. Per token: the k largest rows,
+    their share of the total size, and how many rows (largest first) it takes to reach half of it.
+    """
+    size = X.abs() * bank.norm(dim=1)  # (T, d_model)
+    share = size / size.sum(1, keepdim=True)
+    rows = []
+    for tok, s in zip(tokens, share):
+        top = torch.topk(s, k)
+        cumulative = torch.sort(s, descending=True).values.cumsum(0)
+        rows.append({"token": tok, f"top {k} rows": top.indices.tolist(), f"share of top {k}": float(top.values.sum()),
+                     "rows for half": int((cumulative < 0.5).sum()) + 1})
+    return pd.DataFrame(rows).set_index("token")
+
+
+# ---------------------------------------------------------------- the widget's plot
+
+WIDGET_PLACES = {"encoder self": ("encoder", "self"), "decoder self": ("decoder", "self"), "cross": ("decoder", "cross")}
+
+
+def plot_head(sentence: str, place: str = "cross", layer: int = 0, head: int = 0, model: Translator | None = None):
+    """One head's attention for any sentence (the decoder reads the model's own translation)."""
+    if model is None:
+        raise ValueError("pass the model, e.g. functools.partial(plot_head, model=course.model)")
+    if place not in WIDGET_PLACES:
+        raise ValueError(f"place must be one of {list(WIDGET_PLACES)}; got {place!r}")
+    side, kind = WIDGET_PLACES[place]
+    n_layers = len(model.encoder)
+    if not 0 <= layer < n_layers:
+        raise IndexError(f"layer {layer} out of range: layers are 0..{n_layers - 1}")
+    trace = run_with_trace(model, sentence)  # UnknownWordError (a ValueError) for words it does not know
+    key = f"{side}.{layer}.{kind}.weights"
+    w = trace[key]
+    if not 0 <= head < w.shape[0]:
+        raise IndexError(f"head {head} out of range: heads are 0..{w.shape[0] - 1}")
+    rows = trace.query_tokens(key)
+    if side == "decoder":  # the row at decoder input i produces output word i+1
+        rows = decoder_row_labels(rows, trace.translation)
+    fig = heatmap(w[head], rows, trace.key_tokens(key), vmin=0.0, vmax=1.0,
+                  title=f"{place}, layer {layer}, head {head}\n{' '.join(trace.src_tokens)!r} → {' '.join(trace.translation)!r}",
+                  xlabel="key (" + ("German input" if place == "decoder self" else "English") + ")",
+                  ylabel="query (" + ("English" if side == "encoder" else "German input → word it produces") + ")")
+    return fig  # no tight_layout: the inline backend saves with bbox_inches="tight" (and re-rendering stays fast)

@@ -1,0 +1,106 @@
+"""Notebook 09's checkers accept the worked solutions and reject typical wrong answers."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from course_utils import heads
+from course_utils.data import load_pairs
+from course_utils.exercises import nb09 as ex
+from course_utils.tracing import ablate_head
+from course_utils.training import load_standard_model
+
+
+@pytest.fixture(scope="module")
+def model():
+    return load_standard_model().model
+
+
+@pytest.fixture(scope="module")
+def pairs():
+    return load_pairs()
+
+
+@pytest.fixture(scope="module")
+def stats(model, pairs):
+    return heads.head_statistics(heads.trace_pairs(model, pairs))
+
+
+# ---- exercise 1: the alignment head
+
+def test_alignment_head_solution(stats, capsys):
+    assert ex.check_alignment_head(stats.loc["cross", "aligned"].idxmax(), stats)
+    assert ex.check_alignment_head((1, 1), stats)
+    assert "✅" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("wrong", [None, (0, 1), (1, 0), (0, 0), (2, 0), "head one", [1]])
+def test_alignment_head_rejects(stats, wrong, capsys):
+    assert not ex.check_alignment_head(wrong, stats)
+    assert "❌" in capsys.readouterr().out
+
+
+# ---- exercise 2: q as a weighted sum of the bank's rows
+
+def _loop(x, bank, bias):
+    q = bias.clone()
+    for i in range(bank.shape[0]):
+        q = q + x[i] * bank[i]
+    return q
+
+
+def test_q_from_bank_solutions(model):
+    assert ex.check_q_from_bank(_loop, model)
+    assert ex.check_q_from_bank(lambda x, bank, bias: torch.einsum("i,id->d", x, bank) + bias, model)
+
+
+@pytest.mark.parametrize("wrong, hint", [
+    (lambda x, bank, bias: None, "returns None"),
+    (lambda x, bank, bias: x @ bank, "bias b is missing"),
+    (lambda x, bank, bias: sum(x[j] * bank[j] for j in range(bank.shape[1])) + bias, "differs"),  # only 32 of 64 rows
+    (lambda x, bank, bias: x @ bank.T + bias, "raised"),  # (64,) @ (32, 64): shape error
+    (lambda x, bank, bias: (x @ bank + bias)[:5], "shape"),
+])
+def test_q_from_bank_rejects(model, wrong, hint, capsys):
+    assert not ex.check_q_from_bank(wrong, model)
+    assert hint in capsys.readouterr().out
+
+
+# ---- exercise 3: remove a whole cross-attention layer
+
+def test_remove_cross_layer_solutions(model, pairs, capsys):
+    assert ex.check_remove_cross_layer({"decoder.0.cross.x1": lambda x1, name: torch.zeros_like(x1)}, model, pairs)
+    assert "✅" in capsys.readouterr().out
+    # zero attention weights give x1 = 0 as well
+    assert ex.check_remove_cross_layer({"decoder.0.cross.weights": lambda w, name: torch.zeros_like(w)}, model, pairs)
+
+
+@pytest.mark.parametrize("wrong, hint", [
+    ({}, "unchanged"),
+    ({"decoder.0.cross.x1": ablate_head(0)}, "only one head"),
+    ({"decoder.0.cross.x1": ablate_head(1)}, "only one head"),
+    ({"decoder.1.cross.x1": lambda x1, name: torch.zeros_like(x1)}, "differs"),
+    ({"decoder.*.cross.x1": lambda x1, name: torch.zeros_like(x1)}, "differs"),
+    ({"decoder.0.cross.nothing": lambda x1, name: x1}, "raised"),
+    ("decoder.0.cross.x1", "dict"),
+])
+def test_remove_cross_layer_rejects(model, pairs, wrong, hint, capsys):
+    assert not ex.check_remove_cross_layer(wrong, model, pairs)
+    assert hint in capsys.readouterr().out
+
+
+def test_checkers_leave_no_hooks(model, pairs):
+    ex.check_remove_cross_layer({"decoder.0.cross.x1": lambda x1, name: 1 / 0}, model, pairs)
+    ex.check_q_from_bank(_loop, model)
+    assert all(not m._forward_hooks for m in model.modules())
+
+
+def test_solution_note_of_exercise_3(model, pairs):
+    """The worked solution says: without cross-attention layer 0, about a quarter of the training sentences
+    come out right, far fewer than without either of its heads alone (0.796 and 0.962)."""
+    both = heads.accuracy(model, pairs, ex.reference_patches(0))["train"]
+    one = [heads.accuracy(model, pairs, {"decoder.0.cross.x1": ablate_head(h)})["train"] for h in range(2)]
+    assert 0.2 < both < 0.3
+    assert one == [191 / 240, 231 / 240]  # shown as 0.796 and 0.962 in the notebook's table
+    assert both < min(one)

@@ -1,0 +1,202 @@
+"""course_utils.heads: roles and alignment, batched traces vs one-by-one, head statistics, interventions,
+the query bank, and the widget's plot function."""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib
+import numpy as np
+import pytest
+import torch
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from course_utils import heads, tracing, widgets  # noqa: E402
+from course_utils.data import load_pairs  # noqa: E402
+from course_utils.errors import UnknownWordError  # noqa: E402
+from course_utils.model import ModelConfig  # noqa: E402
+from course_utils.training import TrainConfig, exact_match, load_standard_model, train  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def model():
+    return load_standard_model().model
+
+
+@pytest.fixture(scope="module")
+def pairs():
+    return load_pairs()
+
+
+@pytest.fixture(scope="module")
+def batch(model, pairs):
+    return heads.trace_pairs(model, pairs)
+
+
+# ---------------------------------------------------------------- roles and alignment
+
+def test_roles_examples():
+    assert heads.english_roles("we want to eat apple") == ["subject", "modal", "modal", "verb", "object"]
+    assert heads.english_roles("he eats bread") == ["subject", "verb", "object"]
+    assert heads.german_roles("wir wollen einen apfel essen", "want") == ["subject", "modal", "object", "object", "verb"]
+    assert heads.german_roles("er isst brot", "plain") == ["subject", "verb", "object"]
+    with pytest.raises(ValueError):
+        heads.english_roles("eat apple")
+
+
+def test_every_pair_aligns(pairs):
+    """Every German role has an English counterpart, and every English role a German one."""
+    for p in pairs:
+        en, de = heads.english_roles(p.english), heads.german_roles(p.german, p.pattern)
+        assert len(en) == len(p.english.split()) and len(de) == len(p.german.split())
+        assert set(de) == set(en), p
+
+
+def test_aligned_mass_matches_role_sums(model):
+    trace = tracing.run_with_trace(model, "i would like to read book", target="ich möchte ein buch lesen")
+    got = heads.aligned_mass(trace, 1, 0)
+    w = trace["decoder.1.cross.weights"][0]
+    assert [word for word, _ in got] == ["ich", "möchte", "ein", "buch", "lesen"]
+    assert got[1][1] == pytest.approx(float(w[1, 1:4].sum()))  # möchte <- would like to
+    assert got[4][1] == pytest.approx(float(w[4, 4]))  # lesen <- read
+
+
+# ---------------------------------------------------------------- the batched pass
+
+def test_batch_equals_one_by_one(model, pairs, batch):
+    for i in (0, 70, 100, 200, 263):
+        p = pairs[i]
+        trace = tracing.run_with_trace(model, p.english, target=p.german, names="*.weights")
+        for key, w in trace.tensors.items():
+            H, Tq, Tk = w.shape
+            padded = batch.weights[key][i]
+            assert torch.allclose(padded[:, :Tq, :Tk], w, atol=1e-5), (i, key)
+            assert torch.all(padded[:, :, Tk:] == 0), "padded keys get no weight"
+        assert int(batch.src_len[i]) == len(p.english.split())
+        assert int(batch.tgt_len[i]) == len(p.german.split()) + 1
+
+
+# ---------------------------------------------------------------- statistics
+
+def test_statistics_shape_and_ranges(batch):
+    stats = heads.head_statistics(batch)
+    assert len(stats) == 3 * 2 * 2
+    assert list(stats.index.get_level_values("place").unique()) == list(heads.PLACES)
+    mass = stats.drop(columns=["entropy", "uniform entropy"])
+    assert ((mass.fillna(0) >= 0) & (mass.fillna(0) <= 1 + 1e-9)).all().all()
+    assert (stats["entropy"] <= stats["uniform entropy"] + 1e-9).all()
+    assert stats.loc["cross", "itself"].isna().all() and stats.loc["encoder self", "aligned"].isna().all()
+
+
+def test_statistics_of_uniform_attention(model, pairs):
+    """With every attention forced uniform, entropy = uniform entropy and 'itself' = mean 1/n."""
+    with tracing.patch(model, {"*.weights": tracing.uniform_attention}):
+        b = heads.trace_pairs(model, pairs)
+    stats = heads.head_statistics(b)
+    assert np.allclose(stats["entropy"], stats["uniform entropy"], atol=1e-5)
+    n = np.array([len(p.english.split()) for p in pairs])
+    assert np.allclose(stats.loc["encoder self", "itself"], (n * (1 / n)).sum() / n.sum(), atol=1e-6)
+    assert np.allclose(heads.head_differences(b)["head 0 vs head 1"], 0.0, atol=1e-6)
+
+
+def test_role_attention_rows_sum_to_one(batch):
+    for place in heads.PLACES:
+        table = heads.role_attention(batch, place, 1, 0)
+        assert np.allclose(table.sum(axis=1), 1.0, atol=1e-5), place
+    assert list(heads.role_attention(batch, "cross", 0, 1).index) == ["subject", "modal", "verb", "object", "end"]
+    with pytest.raises(IndexError):
+        heads.role_attention(batch, "cross", 0, 2)
+    with pytest.raises(ValueError):
+        heads.role_attention(batch, "self", 0, 0)
+
+
+def test_head_difference_is_symmetric_and_bounded(batch):
+    for place in heads.PLACES:
+        d = heads.head_difference(batch, place, 0)
+        assert 0.0 <= d <= 1.0
+
+
+# ---------------------------------------------------------------- interventions
+
+def test_accuracy_equals_exact_match(model, pairs):
+    train_pairs, heldout = load_pairs("train"), load_pairs("heldout")
+    assert heads.accuracy(model, pairs) == {"train": exact_match(model, train_pairs), "heldout": exact_match(model, heldout)}
+    patches = {"decoder.0.cross.x1": tracing.ablate_head(0)}
+    with tracing.patch(model, patches):
+        want = {"train": exact_match(model, train_pairs), "heldout": exact_match(model, heldout)}
+    assert heads.accuracy(model, pairs, patches) == want
+    assert not any(m._forward_hooks for m in model.modules())
+
+
+def test_score_interventions_table(model, pairs):
+    table = heads.score_interventions(model, pairs[::12], {"none": {}, "uniform cross": {"decoder.*.cross.weights": tracing.uniform_attention}})
+    assert list(table.index) == ["none", "uniform cross"] and list(table.columns) == ["train", "heldout"]
+    assert table.loc["none", "train"] == 1.0 and table.loc["uniform cross", "train"] < 1.0
+
+
+# ---------------------------------------------------------------- the query bank
+
+@pytest.mark.parametrize("prefix", ["encoder.0.self", "encoder.1.self", "decoder.0.self", "decoder.1.cross"])
+def test_query_bank_reproduces_q(model, prefix):
+    trace = tracing.run_with_trace(model, "they can read letter", target="sie können einen brief lesen")
+    tokens, X = heads.query_inputs(model, "they can read letter", prefix, target="sie können einen brief lesen")
+    assert tokens == trace.query_tokens(f"{prefix}.q")
+    mha = heads._mha(model, prefix)
+    for h in range(mha.n_heads):
+        bank, bias = heads.query_bank(model, prefix, h)
+        assert bank.shape == (mha.d_model, mha.d_head)
+        assert torch.equal(bank, mha.w_q.weight[h * mha.d_head:(h + 1) * mha.d_head].T)  # rows of W^Q = columns of weight
+        assert torch.allclose(X @ bank + bias, trace[f"{prefix}.q"][h], atol=1e-5)
+    with pytest.raises(IndexError):
+        heads.query_bank(model, prefix, 2)
+
+
+def test_contributions_on_a_toy_bank():
+    bank = torch.eye(4)  # rows of norm 1
+    x = torch.tensor([[4.0, 3.0, 2.0, 1.0]])
+    table = heads.contributions(["w"], x, bank, k=2)
+    assert table.loc["w", "top 2 rows"] == [0, 1]
+    assert table.loc["w", "share of top 2"] == pytest.approx(0.7)
+    assert table.loc["w", "rows for half"] == 2  # 0.4, then 0.7 >= 0.5
+
+
+# ---------------------------------------------------------------- the widget's plot function
+
+def test_plot_head_draws_and_labels(model):
+    fig = heads.plot_head("we eat bread", "cross", 0, 1, model=model)
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["<bos> → wir", "wir → essen", "essen → brot", "brot → <eos>"]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["we", "eat", "bread"]
+    assert ax.get_title() and ax.get_xlabel() and ax.get_ylabel()
+    plt.close("all")
+
+
+@pytest.mark.parametrize("choices, exc, text", [
+    ({"sentence": "we eat pizza"}, UnknownWordError, "Unknown English word 'pizza'"),
+    ({"sentence": "we eat bread", "head": 2}, IndexError, "head 2 out of range"),
+    ({"sentence": "we eat bread", "layer": 5}, IndexError, "layer 5 out of range"),
+    ({"sentence": "we eat bread", "place": "everywhere"}, ValueError, "place must be one of"),
+    ({"sentence": "   "}, ValueError, "empty"),
+])
+def test_plot_head_bad_choices_give_messages(model, choices, exc, text):
+    with pytest.raises(exc, match=text):
+        heads.plot_head(model=model, **choices)
+    message = widgets.render(lambda **c: heads.plot_head(model=model, **c), choices, widgets.widgets.Output())
+    assert message is not None and text in message and "Traceback" not in message
+    plt.close("all")
+
+
+# ---------------------------------------------------------------- claim F7: does one head suffice here?
+
+def test_one_head_model_also_learns_the_corpus(report):
+    """Notebook 09 (claim F7) cites this: a 1-head model of the same width, trained the same way,
+    also translates every training pair, so two heads are not needed to learn this corpus (~5-10 s)."""
+    result = train(ModelConfig(n_heads=1), TrainConfig(), log=None, probes={})
+    train_acc = exact_match(result.model, load_pairs("train"))
+    heldout_acc = exact_match(result.model, load_pairs("heldout"))
+    report["1-head model exact match (train / held-out)"] = f"{train_acc:.1%} / {heldout_acc:.1%}"
+    assert train_acc == 1.0
+    assert heldout_acc >= 0.9
+    assert math.isfinite(result.history[-1]["loss"])
