@@ -1,0 +1,181 @@
+"""course_utils.probing: word-order comparisons (notebook 07) and spread measures (notebook 08)."""
+
+import itertools
+
+import matplotlib
+import numpy as np
+import pytest
+import torch
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from course_utils import probing  # noqa: E402
+from course_utils.data import load_probes  # noqa: E402
+from course_utils.model import ModelConfig, build_model  # noqa: E402
+from course_utils.tracing import run_with_trace  # noqa: E402
+
+
+# ---- word order ----
+
+def test_word_permutation():
+    assert probing.word_permutation("we can eat apple".split(), "apple eat can we".split()) == [3, 2, 1, 0]
+    assert probing.word_permutation("a b c".split(), "b c a".split()) == [1, 2, 0]
+    with pytest.raises(ValueError, match="not the same words"):
+        probing.word_permutation(["a", "b"], ["a", "c"])
+    with pytest.raises(ValueError, match="twice"):
+        probing.word_permutation(["a", "a"], ["a", "a"])
+
+
+def test_word_order_probe_set_is_what_probing_uses():
+    assert tuple(load_probes("word_order")) == probing.WORD_ORDER
+    assert load_probes("word_order")[probing.WORD_ORDER[0]] == probing.WORD_ORDER_TARGET
+
+
+def test_untrained_model_without_position_is_equivariant_for_every_ordering():
+    """Property, independent of the shipped files: no positional encoding -> the encoder only permutes,
+    and the decoder (reading the source through cross-attention) does not change at all."""
+    model = build_model(ModelConfig(pos_encoding="none"), seed=3).eval()
+    words = "they would like to drink tea".split()
+    base = run_with_trace(model, words, target="sie möchten tee trinken")
+    for order in list(itertools.permutations(range(len(words))))[::97]:
+        other = run_with_trace(model, [words[i] for i in order], target="sie möchten tee trinken")
+        gaps = probing.order_gaps(base, other, ["encoder.0.self.q", "encoder.0.self.weights", "encoder.1.layer_out",
+                                                "decoder.1.cross.k", "decoder.1.layer_out"])
+        assert gaps["same word max|Δ|"].max() < probing.TOLERANCE
+        assert gaps.loc["decoder.1.layer_out", "same position max|Δ|"] < probing.TOLERANCE  # invariant
+
+
+def test_untrained_model_with_position_is_not_equivariant():
+    model = build_model(ModelConfig(pos_encoding="sinusoidal"), seed=3).eval()
+    a = run_with_trace(model, "we can eat apple", target="wir können einen apfel essen")
+    b = run_with_trace(model, "apple eat can we", target="wir können einen apfel essen")
+    gaps = probing.order_gaps(a, b, ["encoder.0.self.k", "encoder.1.layer_out"])
+    assert (gaps["same word max|Δ|"] > 1000 * probing.TOLERANCE).all()
+
+
+@pytest.mark.parametrize("pe", ["learned", "sinusoidal", "none"])
+def test_shipped_models_word_order(pe):
+    a, b = probing.word_order_traces(pe)
+    assert a.src_tokens == probing.WORD_ORDER[0].split() and b.src_tokens == probing.WORD_ORDER[1].split()
+    gaps = probing.order_gaps(a, b, ["encoder.0.self.q", "encoder.0.self.k", "encoder.1.layer_out"])
+    if pe == "none":
+        assert gaps["same word max|Δ|"].max() < probing.TOLERANCE
+        assert gaps["same word min cos"].min() > 1 - 1e-6
+    else:
+        assert gaps["same word max|Δ|"].min() > 0.05
+        assert 0.95 < gaps["same word min cos"].min() < 1 - 1e-4
+    assert gaps["same position max|Δ|"].min() > 0.1  # never invariant
+
+
+def test_aligned_reorders_weights_on_both_axes():
+    a, b = probing.word_order_traces("none")
+    A, B = probing.aligned(a, b, "encoder.0.self.weights")
+    assert A.shape == B.shape == (2, 4, 4)
+    np.testing.assert_allclose(A, B, atol=probing.TOLERANCE)
+    raw = a["encoder.0.self.weights"].double().numpy()
+    np.testing.assert_allclose(A, raw[:, ::-1, ::-1])
+
+
+def test_cosine_across_and_anti_diagonal():
+    a, b = probing.word_order_traces("none")
+    sty = probing.cosine_across(a, b, "encoder.0.self.q", uuid="x1y")
+    html = sty.to_html()
+    assert "x1y" in html and "apple" in html and sty._repr_html_() == html
+    assert "0x" not in repr(sty) and "apple" in repr(sty)  # text form: the numbers, no memory address
+    M = sty.data.to_numpy()
+    np.testing.assert_allclose(probing.anti_diagonal(M), 1.0)
+    assert list(sty.data.index) == a.src_tokens and list(sty.data.columns) == b.src_tokens
+    with pytest.raises(ValueError):
+        probing.cosine_across(a, b, "encoder.0.self.weights", uuid="w")
+
+
+def test_trace_key_and_errors():
+    assert probing.trace_key("encoder self", 1, "q") == "encoder.1.self.q"
+    assert probing.trace_key("decoder cross", 0, "layer_out") == "decoder.0.layer_out"
+    assert probing.trace_key("encoder self", 0, "embed") == "encoder.embed"
+    with pytest.raises(ValueError):
+        probing.trace_key("encoder cross", 0, "q")
+    with pytest.raises(ValueError):
+        probing.trace_key("encoder self", 0, "z")
+
+
+def test_plot_word_order_draws_and_explains_bad_choices():
+    fig = probing.plot_word_order("learned", 1, "out", "decoder cross")
+    assert "decoder.1.cross.out" in fig.axes[0].get_title()
+    plt.close("all")
+    with pytest.raises(IndexError, match="layers are 0, 1"):
+        probing.plot_word_order("none", 5, "q", "encoder self")
+    with pytest.raises(ValueError):
+        probing.plot_word_order("none", 0, "q", "nowhere")
+
+
+def test_distinct_translations_of_a_bag_of_words():
+    counts = probing.distinct_translations(probing.standard_model("none"), "we can eat apple")
+    assert counts == {"wir können einen apfel essen": 24}
+
+
+# ---- spread ----
+
+def test_mean_pairwise_cosine_distance():
+    assert probing.mean_pairwise_cosine_distance([[1, 0], [2, 0], [3, 0]]) == pytest.approx(0.0)
+    assert probing.mean_pairwise_cosine_distance([[1, 0], [0, 1]]) == pytest.approx(1.0)
+    assert probing.mean_pairwise_cosine_distance([[1, 0], [-1, 0]]) == pytest.approx(2.0)
+    assert probing.mean_pairwise_cosine_distance([[1, 0], [0, 1], [1, 0]]) == pytest.approx(2 / 3)
+    with pytest.raises(ValueError):
+        probing.mean_pairwise_cosine_distance([[1, 0]])
+
+
+def test_spread_table_of_the_five_sentences():
+    traces = probing.five_sentences()
+    assert [" ".join(t.src_tokens) for t in traces] == list(load_probes("five_sentences"))
+    table = probing.spread_table(traces)
+    assert len(table) == 3 * 2 * len(probing.VECTOR_KINDS)
+    enc = table[(table.side == "encoder") & (table.layer == 0)]
+    assert set(enc["shared words"]) == {"i can eat"}
+    dec_self = table[(table.side == "decoder") & (table.place == "self")]
+    assert set(dec_self["shared words"]) == {"<bos> ich kann"}
+    cross_kv = table[(table.place == "cross") & table.kind.isin(["k", "v"])]
+    assert set(cross_kv["shared words"]) == {"i can eat"}  # keys/values of cross-attention: English rows
+    # layer-0 q, k, v of a word at the same position only see that word and its position: identical
+    for kind in "qkv":
+        assert probing.spread(table, "encoder", 0, "self", kind) < 1e-9
+    assert probing.spread(table, "encoder", 0, "self", "out") > 0.05
+    assert (table["word spread"] >= 0).all() and (table["cloud spread"] > 0).all()
+    piv = probing.spread_pivot(table)
+    assert piv.index[0] == "encoder L0 self" and list(piv.columns) == list(probing.VECTOR_KINDS)
+    heads = probing.spread_table(traces, head=1)
+    assert set(heads.kind) == {"q", "k", "v", "x1"}
+
+
+def test_word_spread_needs_shared_words():
+    a, b = probing.word_order_traces("none")
+    with pytest.raises(ValueError, match="same position"):
+        probing.word_spread([a, b], "encoder.0.self.q")
+
+
+def test_merged_labels():
+    P = np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 1.0], [0.0, 0.0], [0.0, 0.0]])
+    labels = probing.merged_labels(P, ["eat", "eat", "eat", "can", "eat"], [1, 2, 3, 1, 4], ["q"] * 5)
+    assert labels == ["eat 1,2,4", "", "eat 3", "can 1", ""]
+    labels = probing.merged_labels(P[:2], ["i", "i"], [1, 2], ["q", "k"])
+    assert labels == ["i 1", "i 2"]
+
+
+def test_five_projection_and_plot():
+    traces = probing.five_sentences()
+    P, meta = probing.five_projection(traces, ["encoder self", "decoder cross"], 1, ("q", "out"))
+    assert P.shape == (len(meta), 2) and set(meta.place) == {"encoder self", "decoder cross"}
+    assert sorted(meta.sentence_no.unique()) == [1, 2, 3, 4, 5]
+    fig = probing.plot_five(traces, place=["encoder self", "decoder self"], layer=1, kinds=("q", "x1"), head=0)
+    assert len(fig.axes) == 2
+    plt.close("all")
+    with pytest.raises(ValueError, match="mix the heads"):
+        probing.plot_five(traces, kinds=("q", "out"), head=1)
+    with pytest.raises(ValueError, match="at least one"):
+        probing.plot_five(traces, kinds=())
+    with pytest.raises(IndexError):
+        probing.plot_five(traces, layer=2)
+    with pytest.raises(IndexError):
+        probing.plot_five(traces, kinds=("q",), head=5)
+    plt.close("all")
