@@ -1,0 +1,73 @@
+"""Checkers for notebook 06 (epoch-by-epoch clustering of Q, K, V and the attention output)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..clustering import PAIR, relative_distance, spread, word_vector
+from . import feedback
+
+ORDER = ["encoder.0.self.q", "encoder.0.self.k", "encoder.0.self.v", "encoder.0.self.x1", "encoder.0.self.out",
+         "encoder.0.layer_out", "encoder.1.self.q", "encoder.1.self.k", "encoder.1.self.v", "encoder.1.self.x1",
+         "encoder.1.self.out", "encoder.1.layer_out"]
+
+
+def check_spread(fn) -> bool:
+    """Exercise 1: fn(X (N, dim)) -> mean pairwise Euclidean distance / mean vector length."""
+    if fn is None or not callable(fn):
+        return feedback(False, "", "define my_spread(X) and pass the function itself.")
+    rng = np.random.default_rng(6)
+    cases = {"random vectors": rng.normal(size=(12, 8)), "vectors around one point": 5 + 0.1 * rng.normal(size=(7, 4)),
+             "two vectors": np.array([[1.0, 0.0], [0.0, 1.0]])}
+    for name, X in cases.items():
+        try:
+            got = float(fn(X))
+        except Exception as exc:  # the learner's code may raise anything
+            return feedback(False, "", f"my_spread raised {type(exc).__name__}: {exc} (on {name}).")
+        want = spread(X)
+        if not np.isfinite(got) or abs(got - want) > 1e-6 * max(1.0, want):
+            hint = ("count each pair once and leave out a vector's distance to itself."
+                    if abs(got - want * (len(X) - 1) / len(X)) < 1e-6 * max(1.0, want) else
+                    "divide the mean pairwise distance by the mean length of the vectors (np.linalg.norm(X, axis=1).mean()).")
+            return feedback(False, "", f"on {name} you get {got:.4f}, expected {want:.4f}: {hint}")
+    got2 = float(fn(3.0 * cases["random vectors"]))
+    if abs(got2 - spread(cases["random vectors"])) > 1e-6:
+        return feedback(False, "", "scaling all vectors by 3 should not change the spread.")
+    return feedback(True, "your spread matches clustering.spread (two orthogonal unit vectors: √2 ≈ 1.414).", "")
+
+
+def _x1_shift(snapshots, word: str, epoch: int = 30) -> float:
+    key = "encoder.1.self.x1"
+    a, b = (word_vector(snapshots[epoch][s], key, word) for s in PAIR)
+    return relative_distance(a, b)
+
+
+def check_most_changed_word(word) -> bool:
+    """Exercise 2: of the words both sentences share, whose encoder layer-1 x1 moves most (epoch 30)?"""
+    from ..training import load_standard_model
+
+    snaps = load_standard_model().snapshots
+    shared = [w for w in PAIR[0].split() if w in PAIR[1].split()]
+    shifts = {w: _x1_shift(snaps, w) for w in shared}
+    want = max(shifts, key=shifts.get)
+    if word not in shared:
+        return feedback(False, "", f"choose one of the words both sentences share: {', '.join(shared)}.")
+    if word == want:
+        return feedback(True, f"'{want}' moves most ({shifts[want]:.2f} of its length); 'eat' moves "
+                              f"{shifts['eat']:.2f} and 'we' only {shifts['we']:.2f}.", "")
+    return feedback(False, "", f"'{word}' moves {shifts[word]:.2f} of its length; compute the relative distance for "
+                               "every shared word and take the largest.")
+
+
+def check_first_difference(key) -> bool:
+    """Exercise 3: the first encoder vector of 'eat' (in the order the model computes them) that differs
+    between 'we want to eat apple' and 'we want to eat bread'."""
+    want = "encoder.1.self.x1"
+    if key not in ORDER:
+        return feedback(False, "", f"answer with a trace key from this list: {', '.join(ORDER)}.")
+    if key == want:
+        return feedback(True, "eat's layer-1 x1 is the first: layer 0 lets eat attend only to itself, and q, k, v of "
+                              "layer 1 are computed from eat's own (identical) layer-0 output.", "")
+    if ORDER.index(key) < ORDER.index(want):
+        return feedback(False, "", f"{key} is still identical in both sentences (distance 0): look at the table in section 3.")
+    return feedback(False, "", f"{key} differs, but an earlier vector already does.")

@@ -1,0 +1,122 @@
+"""course_utils.clustering: distances, spread, kind separation and the projection plot behind the 06 widget."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+from matplotlib.figure import Figure
+
+from course_utils import clustering as C
+from course_utils.training import load_standard_model
+
+
+@pytest.fixture(scope="module")
+def snaps():
+    return load_standard_model().snapshots
+
+
+def test_spread_known_values():
+    assert C.spread(np.eye(2)) == pytest.approx(np.sqrt(2))
+    assert C.spread(np.ones((4, 3))) == pytest.approx(0.0)
+    X = np.random.default_rng(0).normal(size=(10, 5))
+    assert C.spread(7 * X) == pytest.approx(C.spread(X))  # scale-free
+    with pytest.raises(ValueError, match="at least two"):
+        C.spread(np.ones((1, 3)))
+
+
+def test_distances():
+    a, b = np.array([1.0, 0.0]), np.array([0.0, 2.0])
+    assert C.cosine_distance(a, a) == 0.0 and C.cosine_distance(a, b) == pytest.approx(1.0)
+    assert C.relative_distance(a, a) == 0.0
+    assert C.relative_distance(a, b) == pytest.approx(np.sqrt(5) / 1.5)
+
+
+def test_prefix_and_keys():
+    assert C.prefix_for("decoder cross", 1) == "decoder.1.cross"
+    assert C.trace_key("decoder.1.cross", "layer_out") == "decoder.1.layer_out"
+    assert C.trace_key("encoder.0.self", "x1") == "encoder.0.self.x1"
+    with pytest.raises(ValueError, match="place must be one of"):
+        C.prefix_for("cross", 0)
+    with pytest.raises(ValueError, match="kind must be one of"):
+        C.trace_key("encoder.0.self", "x4")
+
+
+def test_first_layer_qkv_of_eat_identical_in_both_sentences(snaps):
+    """Same word, same position, linear maps: q, k, v in encoder layer 0 cannot depend on the context."""
+    table = C.context_distance_table(snaps, "eat", prefixes=("encoder.0.self",), kinds=("q", "k", "v"))
+    assert len(table) == 9 and (table["relative distance"] < 1e-6).all() and (table["cosine distance"] < 1e-6).all()
+
+
+def test_context_distance_table_skips_kinds_the_word_lacks(snaps):
+    table = C.context_distance_table(snaps, "eat", prefixes=("decoder.1.cross",))
+    assert set(table["kind"]) == {"k", "v"}  # eat is a key/value (English) in cross-attention, never a query
+    with pytest.raises(ValueError, match="occurs in none"):
+        C.context_distance_table(snaps, "eat", prefixes=("decoder.0.self",))
+
+
+def test_word_vector_message(snaps):
+    with pytest.raises(ValueError, match="'apfel' is not a token of encoder.0.self.q"):
+        C.word_vector(snaps[30][C.PAIR[0]], "encoder.0.self.q", "apfel")
+
+
+def test_spread_table_and_kind_separation(snaps):
+    sp = C.spread_table(snaps, list(C.PAIR), 30, layers=(0,), kinds=("q", "k"))
+    assert list(sp.columns) == list(C.PLACES) and np.isnan(sp.loc[(0, "k"), "decoder cross"])
+    sep = C.kind_separation(snaps, list(C.PAIR), "encoder.0.self", 30)
+    assert set(sep) == {"silhouette", "silhouette_2d", "centroid_accuracy"}
+    assert -1 <= sep["silhouette"] <= 1 and 0 <= sep["centroid_accuracy"] <= 1
+
+
+@pytest.mark.parametrize("choice", [
+    {}, {"layer": 1, "kinds": ("x1", "out", "layer_out")}, {"place": "decoder cross", "layer": 1},
+    {"word": "essen", "place": "decoder self", "head": "0"}, {"dims": 3}, {"epochs": (30,)},
+])
+def test_projection_plot_draws(snaps, choice):
+    fig = C.plot_word_projection(snaps, **choice)
+    assert isinstance(fig, Figure) and fig.axes[0].get_title()
+    plt.close(fig)
+
+
+def test_projection_plot_tsne(snaps):
+    fig = C.plot_word_projection(snaps, method="tsne", epochs=(30,))
+    assert fig.axes[0].get_xlabel() == "t-SNE 1"
+    plt.close(fig)
+
+
+@pytest.mark.parametrize("choice, error, message", [
+    ({"place": "decoder self"}, ValueError, "'eat' is not a token of decoder self layer 0"),
+    ({"kinds": ()}, ValueError, "at least one vector kind"),
+    ({"epochs": ()}, ValueError, "at least one epoch"),
+    ({"layer": 2}, IndexError, "layer 2 out of range"),
+    ({"method": "umap"}, ValueError, "method must be"),
+    ({"place": "somewhere"}, ValueError, "place must be one of"),
+])
+def test_projection_plot_invalid_choices_give_messages(snaps, choice, error, message):
+    with pytest.raises(error, match=message):
+        C.plot_word_projection(snaps, **choice)
+    plt.close("all")
+
+
+def test_widget_shows_a_message_not_a_traceback(snaps):
+    from functools import partial
+
+    import ipywidgets as ipw
+
+    from course_utils.widgets import render
+
+    out = ipw.Output()
+    msg = render(partial(C.plot_word_projection, snaps), {"word": "eat", "place": "decoder self"}, out)
+    assert msg is not None and "is not a token" in msg
+
+
+def test_merged_labels():
+    import pandas as pd
+
+    meta = pd.DataFrame({"word": ["eat"] * 3, "kind": ["k"] * 3, "epoch": [15, 15, 30],
+                         "sentence": ["a b apple", "a b bread", "a b apple"]})
+    assert C._merged_label(meta, ("a b apple", "a b bread")) == "eat@k@15 / eat@k@30 ·apple"
