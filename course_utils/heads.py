@@ -21,10 +21,10 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .data import EOS, Pair, encode_source, encode_target, pad_batch, tokenize
+from .data import EOS, Pair, tokenize
 from .model import Translator, translate_batch
 from .plotting import heatmap, show_heatmaps
-from .tracing import patch, record, run_with_trace
+from .tracing import patch, record_pairs, run_with_trace
 
 PLACES = ("encoder self", "decoder self", "cross")  # the three kinds of attention, in model order
 ROLES = ("subject", "modal", "verb", "object")
@@ -83,15 +83,7 @@ class BatchTrace:
 @torch.no_grad()
 def trace_pairs(model: Translator, pairs: list[Pair]) -> BatchTrace:
     """Teacher-forced forward pass of all `pairs` in one padded batch, recording every attention weight."""
-    src = pad_batch([encode_source(model.src_vocab, p.english, model.cfg.max_len) for p in pairs])
-    tgt = pad_batch([encode_target(model.tgt_vocab, p.german, model.cfg.max_len)[:-1] for p in pairs])  # <bos> w1..wn
-    was_training = model.training
-    model.eval()
-    try:
-        with record(model, "*.weights") as cache:
-            model(src, tgt)
-    finally:
-        model.train(was_training)
+    cache, src, tgt = record_pairs(model, pairs, "*.weights")
     return BatchTrace(pairs, dict(cache), (src != 0).sum(1), (tgt != 0).sum(1),
                       [english_roles(p.english) for p in pairs],
                       [german_roles(p.german, p.pattern) + ["end"] for p in pairs])

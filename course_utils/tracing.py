@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import torch
 
 from .attention import HookPoint
-from .data import BOS, encode_source, encode_target, tokenize
+from .data import BOS, encode_source, encode_target, pad_batch, tokenize
 from .model import Translator, translate
 
 KEY_KINDS = ("k", "v")  # rows labelled by key tokens
@@ -213,3 +213,22 @@ def run_with_trace(model: Translator, sentence, target=None, names=None) -> Trac
         model.train(was_training)
     tensors = {k: v[0] for k, v in cache.items()}  # drop the batch dim
     return Trace(words, [BOS] + list(target_words), translation, tensors)
+
+
+@torch.no_grad()
+def record_pairs(model: Translator, pairs, names=None):
+    """Teacher-forced forward pass of many pairs (objects with .english and .german) in one padded batch.
+
+    Returns (cache, src (B, Ts), tgt_in (B, Tt)): the recorded tensors with the batch dim in front, and the
+    padded ids (0 = padding; tgt_in is <bos> w1 ... wn) so callers can tell real positions from padding.
+    """
+    src = pad_batch([encode_source(model.src_vocab, p.english, model.cfg.max_len) for p in pairs])
+    tgt_in = pad_batch([encode_target(model.tgt_vocab, p.german, model.cfg.max_len)[:-1] for p in pairs])
+    was_training = model.training
+    model.eval()
+    try:
+        with record(model, names) as cache:
+            model(src, tgt_in)
+    finally:
+        model.train(was_training)
+    return cache, src, tgt_in
