@@ -20,7 +20,6 @@ import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
 from sklearn.metrics import silhouette_score
-from threadpoolctl import threadpool_limits
 
 from .analysis import collect_vectors, fit_projection
 
@@ -179,13 +178,8 @@ def kind_separation(snapshots, sentences, prefix: str, epoch: int, kinds=("q", "
     centroids = np.stack([lv.X[labels == k].mean(0) for k in kinds])
     nearest = np.array(kinds)[np.linalg.norm(lv.X[:, None, :] - centroids[None], axis=-1).argmin(1)]
     return {"silhouette": float(silhouette_score(lv.X, labels)),
-            "silhouette_2d": float(silhouette_score(_pca2(lv.X), labels)),
+            "silhouette_2d": float(silhouette_score(fit_projection(lv.X, "pca", 2), labels)),
             "centroid_accuracy": float((nearest == labels).mean())}
-
-
-def _pca2(X):
-    with threadpool_limits(1):
-        return fit_projection(X, "pca", 2)
 
 
 # ---- the projection plot behind the widget ----
@@ -273,8 +267,7 @@ def plot_word_projection(snapshots, word: str = "eat", kinds=("q", "k", "v", "x1
                        f"tokens there: {', '.join(tokens)}")
     if len(lv.X) <= dims:
         raise ValueError(f"only {len(lv.X)} vectors: too few for a {dims}-D projection")
-    with threadpool_limits(1):  # a 120 x 64 SVD: one BLAS thread is faster than several fighting for 2 cores
-        Y = fit_projection(lv.X, method, dims)
+    Y = fit_projection(lv.X, method, dims)  # one BLAS thread inside: faster for a 120 x 64 SVD
     fig = plt.figure(figsize=(8, 6.2))
     ax = fig.add_subplot(111, projection="3d" if dims == 3 else None)
     markers = dict(zip(sentences, SENTENCE_MARKERS))

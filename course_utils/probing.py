@@ -2,7 +2,8 @@
 
 07 compares two sentences with the same words in another order, word by word:
 
-    a, b = word_order_traces("none")                  # "we can eat apple", "apple eat can we"
+    model = load_standard_model("none").model
+    a, b = word_order_traces(model)                   # "we can eat apple", "apple eat can we"
     order_gaps(a, b, ["encoder.0.self.k", "encoder.1.layer_out"])
     cosine_across(a, b, "encoder.0.self.q", uuid="q0")   # colour-styled table, words on both axes
 
@@ -17,15 +18,14 @@ side when head is None).
 
 from __future__ import annotations
 
-import functools
 import itertools
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from threadpoolctl import threadpool_limits
 
 from . import analysis, plotting
+from .analysis import StyledTable
 from .data import load_probes
 from .tracing import run_with_trace
 from .training import load_standard_model
@@ -125,29 +125,6 @@ def order_gaps(trace_a, trace_b, keys, head=None) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("key")
 
 
-class StyledTable:
-    """A colour-styled table whose every representation is the same on every run.
-
-    A pandas Styler shows as HTML in Jupyter, but its text/plain form (which nbval also compares)
-    is "<Styler at 0x7f...>", a memory address. This wrapper shows the same HTML and, as text, the
-    rounded numbers.
-    """
-
-    def __init__(self, styler):
-        self.styler = styler
-        self.data = styler.data  # the rounded DataFrame
-
-    def _repr_html_(self) -> str:
-        return self.styler.to_html()
-
-    def to_html(self) -> str:
-        return self.styler.to_html()
-
-    def __repr__(self) -> str:
-        caption = self.styler.caption or ""
-        return (caption + "\n" if caption else "") + self.data.to_string()
-
-
 def cosine_across(trace_a, trace_b, key: str, head=None, *, uuid: str, caption: str | None = None,
                   decimals: int = 2) -> StyledTable:
     """Colour-styled cosine table: rows = vectors of sentence a, columns = vectors of sentence b.
@@ -158,8 +135,8 @@ def cosine_across(trace_a, trace_b, key: str, head=None, *, uuid: str, caption: 
     if A.ndim != 2:
         raise ValueError(f"{key} is not a set of vectors; choose q, k, v, x1, out or layer_out")
     caption = caption or f"{key}: cosine between the words of '{' '.join(trace_a.src_tokens)}' (rows) and '{' '.join(trace_b.src_tokens)}' (columns)"
-    return StyledTable(analysis.cosine_table(A, B, trace_a.tokens(key), trace_b.tokens(key), caption=caption,
-                                             decimals=decimals).set_uuid(uuid))
+    return analysis.cosine_table(A, B, trace_a.tokens(key), trace_b.tokens(key), caption=caption, decimals=decimals,
+                                 uuid=uuid)
 
 
 def anti_diagonal(M) -> np.ndarray:
@@ -168,27 +145,25 @@ def anti_diagonal(M) -> np.ndarray:
     return M[np.arange(len(M)), len(M) - 1 - np.arange(len(M))]
 
 
-@functools.lru_cache(maxsize=None)
-def standard_model(pos_encoding: str = "learned"):
-    """load_standard_model(pos_encoding).model, loaded once per session."""
-    return load_standard_model(pos_encoding).model
-
-
-@functools.lru_cache(maxsize=None)
-def word_order_traces(pos_encoding: str = "learned", a: str = WORD_ORDER[0], b: str = WORD_ORDER[1],
-                      target: str | None = WORD_ORDER_TARGET):
-    """Traces of the two sentences through one standard model, the decoder reading `target` for both."""
-    model = standard_model(pos_encoding)
+def word_order_traces(model, a: str = WORD_ORDER[0], b: str = WORD_ORDER[1], target: str | None = WORD_ORDER_TARGET):
+    """(trace of a, trace of b) through `model` (e.g. `load_standard_model(pe).model`), the decoder reading
+    `target` for both so that the decoders' rows compare position by position."""
     return run_with_trace(model, a, target=target), run_with_trace(model, b, target=target)
 
 
-def plot_word_order(pos_encoding: str = "learned", layer: int = 0, kind: str = "q", place: str = "encoder self",
-                    head="all", ax=None):
-    """Heatmap of cosines between the two word orders' vectors at one place, with the gaps in the title."""
+def plot_word_order(traces, layer: int = 0, kind: str = "q", place: str = "encoder self", head="all", ax=None,
+                    label: str = ""):
+    """Heatmap of cosines between the two word orders' vectors at one place, with the gaps in the title.
+
+    `traces` is the pair (trace_a, trace_b) from `word_order_traces`; `label` (e.g. "learned") starts the
+    title as "<label> PE: ...".
+    """
     key = trace_key(place, layer, kind)
     if kind in ("weights", "scores"):
         raise ValueError("choose a vector kind (q, k, v, x1, out, layer_out)")
-    a, b = word_order_traces(pos_encoding)
+    if isinstance(traces, str) or len(traces) != 2:
+        raise TypeError(f"traces must be the pair (trace_a, trace_b) from word_order_traces(model); got {traces!r}")
+    a, b = traces
     A, B = _vectors(a, key, head), _vectors(b, key, head)
     gaps = order_gaps(a, b, [key], head).iloc[0]
     if ax is None:
@@ -196,7 +171,8 @@ def plot_word_order(pos_encoding: str = "learned", layer: int = 0, kind: str = "
     plotting.heatmap(analysis.cosine_matrix(A, B), a.tokens(key), b.tokens(key), ax=ax, cmap="RdBu_r",
                      vmin=-1, vmax=1, xlabel=f"'{' '.join(b.src_tokens)}'", ylabel=f"'{' '.join(a.src_tokens)}'")
     head_txt = "" if head in (None, "all") else f", head {head}"
-    ax.set_title(f"{pos_encoding} PE: cosine of {key}{head_txt}\nsame word max|Δ| {gaps['same word max|Δ|']:.3f}, "
+    prefix = f"{label} PE: " if label else ""
+    ax.set_title(f"{prefix}cosine of {key}{head_txt}\nsame word max|Δ| {gaps['same word max|Δ|']:.3f}, "
                  f"same position max|Δ| {gaps['same position max|Δ|']:.3f}", fontsize=10)
     ax.figure.tight_layout()
     return ax.figure
@@ -321,8 +297,7 @@ def five_projection(traces, places=("encoder self",), layer: int = 0, kinds=("q"
         X = X / np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1e-12)
     meta = pd.concat([p[1] for p in parts], ignore_index=True)
     meta["sentence_no"] = meta["sentence"].map({s: i + 1 for i, s in enumerate(names)})
-    with threadpool_limits(1):  # a 64-column SVD: one BLAS thread is faster and gives the same bits every run
-        return analysis.fit_projection(X, method=method), meta
+    return analysis.fit_projection(X, method=method), meta
 
 
 def merged_labels(points, words, numbers, kinds, tol: float = 1e-3) -> list[str]:

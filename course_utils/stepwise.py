@@ -13,15 +13,13 @@ Shapes follow `attention.py`: (B, H, T, dh), weights (B, H, Tq, Tk).
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 
 import matplotlib.pyplot as plt
 import pandas as pd
 import torch
 
-from .data import encode_source, encode_target, pad_batch
 from .plotting import plot_attention
-from .tracing import record
+from .tracing import record_pairs
 
 # ---- 03: a tiny sentence with hand-made 2-D word vectors ----
 
@@ -57,19 +55,14 @@ def divisor_value(d: int, divide_by: str) -> float:
     return table[divide_by]
 
 
-@lru_cache(maxsize=16)
-def _random_scores(d: int, n_queries: int, n_keys: int, seed: int) -> torch.Tensor:
-    g = torch.Generator().manual_seed(seed)
-    q = torch.randn(n_queries, 1, d, generator=g, dtype=torch.float64)
-    k = torch.randn(n_queries, n_keys, d, generator=g, dtype=torch.float64)
-    return (q * k).sum(-1)  # (n_queries, n_keys)
-
-
 def random_scores(d: int, n_queries: int = 2000, n_keys: int = 8, seed: int = 0) -> torch.Tensor:
     """Raw scores q·k (n_queries, n_keys) for q, k with independent N(0, 1) entries (float64, fixed seed)."""
     if int(d) != d or d < 1:
         raise ValueError(f"d must be a positive whole number of features; got {d}")
-    return _random_scores(int(d), n_queries, n_keys, seed).clone()
+    g = torch.Generator().manual_seed(seed)  # a fresh generator: the same numbers on every call
+    q = torch.randn(n_queries, 1, int(d), generator=g, dtype=torch.float64)
+    k = torch.randn(n_queries, n_keys, int(d), generator=g, dtype=torch.float64)
+    return (q * k).sum(-1)  # (n_queries, n_keys)
 
 
 def entropy(weights: torch.Tensor) -> torch.Tensor:
@@ -79,7 +72,12 @@ def entropy(weights: torch.Tensor) -> torch.Tensor:
 
 def score_stats(d: int, divisor: float, n_queries: int = 2000, n_keys: int = 8, seed: int = 0) -> dict:
     """std of the scores q·k/divisor, mean max weight and mean entropy (nats) of their softmax rows."""
-    s = random_scores(d, n_queries, n_keys, seed) / divisor
+    return _stats(random_scores(d, n_queries, n_keys, seed) / divisor, d, divisor)
+
+
+def _stats(s: torch.Tensor, d: int, divisor: float) -> dict:
+    """score_stats of already scaled scores s (n_queries, n_keys)."""
+    n_keys = s.shape[-1]
     w = torch.softmax(s, dim=-1)
     return {"d": d, "divisor": divisor, "score_std": s.std().item(), "mean_max_weight": w.max(-1).values.mean().item(),
             "mean_entropy": entropy(w).mean().item(), "uniform_entropy": math.log(n_keys)}
@@ -93,7 +91,7 @@ def plot_scaling(d: int = 64, divide_by: str = "√d", n_rows: int = 5, n_keys: 
     divisor = divisor_value(d, divide_by)
     scores = random_scores(d, n_keys=n_keys) / divisor  # (2000, n_keys)
     weights = torch.softmax(scores, dim=-1)
-    st = score_stats(d, divisor, n_keys=n_keys)
+    st = _stats(scores, d, divisor)  # = score_stats(d, divisor, n_keys=n_keys), without drawing the scores again
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 3.4), gridspec_kw={"width_ratios": [1.3, 1]})
     w = weights[:n_rows].numpy()
     im = ax1.imshow(w, vmin=0, vmax=1, cmap="viridis", aspect="auto")
@@ -138,22 +136,13 @@ def plot_head(trace, layer: int = 0, place: str = "encoder self", head="all"):
 
 @torch.no_grad()
 def record_batch(model, pairs, names="*.weights"):
-    """Teacher-forced forward pass of all `pairs` (English -> German reference) in one padded batch.
+    """Teacher-forced forward pass of all `pairs` in one padded batch (`tracing.record_pairs`).
 
     Returns (cache, src_real (B, Ts) bool, tgt_real (B, Tt) bool): recorded tensors with the batch
     dimension in front, and which source / decoder-input positions are real words (not padding).
     """
-    src = pad_batch([encode_source(model.src_vocab, p.english, model.cfg.max_len) for p in pairs])
-    tgt = pad_batch([encode_target(model.tgt_vocab, p.german, model.cfg.max_len)[:-1] for p in pairs])  # <bos> w1..wn
-    was_training = model.training
-    model.eval()
-    try:
-        with record(model, names) as cache:
-            model(src, tgt)
-    finally:
-        model.train(was_training)
-    tgt_real = tgt != 0
-    return cache, src != 0, tgt_real
+    cache, src, tgt_in = record_pairs(model, pairs, names)
+    return cache, src != 0, tgt_in != 0
 
 
 def head_tv_distance(model, pairs) -> pd.DataFrame:

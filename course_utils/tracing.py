@@ -193,6 +193,19 @@ class Trace:
 
 
 @torch.no_grad()
+def record_forward(model: Translator, src: torch.Tensor, tgt_in: torch.Tensor, names=None) -> dict[str, torch.Tensor]:
+    """One teacher-forced forward pass in eval mode (restored afterwards), recording hooked tensors."""
+    was_training = model.training
+    model.eval()
+    try:
+        with record(model, names) as cache:
+            model(src, tgt_in)
+    finally:
+        model.train(was_training)
+    return cache
+
+
+@torch.no_grad()
 def run_with_trace(model: Translator, sentence, target=None, names=None) -> Trace:
     """Trace one sentence. The decoder reads `target` (German words) if given, else the model's own
     greedy translation (teacher forcing either way, so every decoder position is traced once)."""
@@ -204,14 +217,7 @@ def run_with_trace(model: Translator, sentence, target=None, names=None) -> Trac
     bos = [model.tgt_vocab.stoi[BOS]]
     tgt_ids = encode_target(model.tgt_vocab, target_words, model.cfg.max_len)[:-1] if target_words else bos
     tgt = torch.tensor([tgt_ids], device=device)  # decoder input: <bos> w1 ... wn
-    was_training = model.training
-    model.eval()
-    try:
-        with record(model, names) as cache:
-            model(src, tgt)
-    finally:
-        model.train(was_training)
-    tensors = {k: v[0] for k, v in cache.items()}  # drop the batch dim
+    tensors = {k: v[0] for k, v in record_forward(model, src, tgt, names).items()}  # drop the batch dim
     return Trace(words, [BOS] + list(target_words), translation, tensors)
 
 
@@ -222,13 +228,7 @@ def record_pairs(model: Translator, pairs, names=None):
     Returns (cache, src (B, Ts), tgt_in (B, Tt)): the recorded tensors with the batch dim in front, and the
     padded ids (0 = padding; tgt_in is <bos> w1 ... wn) so callers can tell real positions from padding.
     """
-    src = pad_batch([encode_source(model.src_vocab, p.english, model.cfg.max_len) for p in pairs])
-    tgt_in = pad_batch([encode_target(model.tgt_vocab, p.german, model.cfg.max_len)[:-1] for p in pairs])
-    was_training = model.training
-    model.eval()
-    try:
-        with record(model, names) as cache:
-            model(src, tgt_in)
-    finally:
-        model.train(was_training)
-    return cache, src, tgt_in
+    device = next(model.parameters()).device
+    src = pad_batch([encode_source(model.src_vocab, p.english, model.cfg.max_len) for p in pairs]).to(device)
+    tgt_in = pad_batch([encode_target(model.tgt_vocab, p.german, model.cfg.max_len)[:-1] for p in pairs]).to(device)
+    return record_forward(model, src, tgt_in, names), src, tgt_in

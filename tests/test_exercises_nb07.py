@@ -4,6 +4,7 @@ import pytest
 
 from course_utils import probing
 from course_utils.exercises import nb07
+from course_utils.training import load_standard_model
 
 
 def test_permutation_accepts_worked_solution_and_rejects_wrong_orders(capsys):
@@ -34,8 +35,8 @@ def test_symmetry_accepts_worked_solution_and_rejects_the_blogs_answer():
 
 
 def test_distinct_accepts_worked_solution_and_rejects_wrong_counts():
-    worked = {pe: len(probing.distinct_translations(probing.standard_model(pe), "i can eat apple book"))
-              for pe in ("learned", "sinusoidal", "none")}
+    models = {pe: load_standard_model(pe).model for pe in ("learned", "sinusoidal", "none")}
+    worked = {pe: len(probing.distinct_translations(models[pe], "i can eat apple book")) for pe in models}
     assert worked["none"] == 1  # a bag of words: one translation for every order
     assert nb07.check_distinct(worked)
     assert not nb07.check_distinct({pe: 1 for pe in worked})  # "no model uses order"

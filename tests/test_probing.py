@@ -14,6 +14,19 @@ from course_utils import probing  # noqa: E402
 from course_utils.data import load_probes  # noqa: E402
 from course_utils.model import ModelConfig, build_model  # noqa: E402
 from course_utils.tracing import run_with_trace  # noqa: E402
+from course_utils.training import load_standard_model  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def models():
+    """The three shipped course models, loaded once for this file."""
+    return {pe: load_standard_model(pe).model for pe in ("learned", "sinusoidal", "none")}
+
+
+@pytest.fixture(scope="module")
+def pairs(models):
+    """{pe: (trace of "we can eat apple", trace of "apple eat can we")}."""
+    return {pe: probing.word_order_traces(model) for pe, model in models.items()}
 
 
 # ---- word order ----
@@ -55,8 +68,8 @@ def test_untrained_model_with_position_is_not_equivariant():
 
 
 @pytest.mark.parametrize("pe", ["learned", "sinusoidal", "none"])
-def test_shipped_models_word_order(pe):
-    a, b = probing.word_order_traces(pe)
+def test_shipped_models_word_order(pe, pairs):
+    a, b = pairs[pe]
     assert a.src_tokens == probing.WORD_ORDER[0].split() and b.src_tokens == probing.WORD_ORDER[1].split()
     gaps = probing.order_gaps(a, b, ["encoder.0.self.q", "encoder.0.self.k", "encoder.1.layer_out"])
     if pe == "none":
@@ -68,8 +81,16 @@ def test_shipped_models_word_order(pe):
     assert gaps["same position max|Δ|"].min() > 0.1  # never invariant
 
 
-def test_aligned_reorders_weights_on_both_axes():
-    a, b = probing.word_order_traces("none")
+def test_word_order_traces_are_fresh_and_reproducible(models):
+    first, again = probing.word_order_traces(models["none"]), probing.word_order_traces(models["none"])
+    assert first[0] is not again[0]  # no cache: every call traces anew ...
+    assert torch.equal(first[1]["encoder.1.layer_out"], again[1]["encoder.1.layer_out"])  # ... with the same result
+    a, b = probing.word_order_traces(models["none"], "we can eat", "eat can we", target=None)
+    assert b.src_tokens == ["eat", "can", "we"] and b.tgt_tokens[1:] == b.translation
+
+
+def test_aligned_reorders_weights_on_both_axes(pairs):
+    a, b = pairs["none"]
     A, B = probing.aligned(a, b, "encoder.0.self.weights")
     assert A.shape == B.shape == (2, 4, 4)
     np.testing.assert_allclose(A, B, atol=probing.TOLERANCE)
@@ -77,8 +98,8 @@ def test_aligned_reorders_weights_on_both_axes():
     np.testing.assert_allclose(A, raw[:, ::-1, ::-1])
 
 
-def test_cosine_across_and_anti_diagonal():
-    a, b = probing.word_order_traces("none")
+def test_cosine_across_and_anti_diagonal(pairs):
+    a, b = pairs["none"]
     sty = probing.cosine_across(a, b, "encoder.0.self.q", uuid="x1y")
     html = sty.to_html()
     assert "x1y" in html and "apple" in html and sty._repr_html_() == html
@@ -100,18 +121,24 @@ def test_trace_key_and_errors():
         probing.trace_key("encoder self", 0, "z")
 
 
-def test_plot_word_order_draws_and_explains_bad_choices():
-    fig = probing.plot_word_order("learned", 1, "out", "decoder cross")
-    assert "decoder.1.cross.out" in fig.axes[0].get_title()
+def test_plot_word_order_draws_and_explains_bad_choices(pairs):
+    fig = probing.plot_word_order(pairs["learned"], 1, "out", "decoder cross", label="learned")
+    assert fig.axes[0].get_title().startswith("learned PE: cosine of decoder.1.cross.out")
+    plt.close("all")
+    fig = probing.plot_word_order(pairs["none"], head=1)
+    assert fig.axes[0].get_title().startswith("cosine of encoder.0.self.q, head 1")  # no label: no prefix
     plt.close("all")
     with pytest.raises(IndexError, match="layers are 0, 1"):
-        probing.plot_word_order("none", 5, "q", "encoder self")
+        probing.plot_word_order(pairs["none"], 5, "q", "encoder self")
     with pytest.raises(ValueError):
-        probing.plot_word_order("none", 0, "q", "nowhere")
+        probing.plot_word_order(pairs["none"], 0, "q", "nowhere")
+    with pytest.raises(TypeError, match="word_order_traces"):
+        probing.plot_word_order("none")  # the old call with a name
+    plt.close("all")
 
 
-def test_distinct_translations_of_a_bag_of_words():
-    counts = probing.distinct_translations(probing.standard_model("none"), "we can eat apple")
+def test_distinct_translations_of_a_bag_of_words(models):
+    counts = probing.distinct_translations(models["none"], "we can eat apple")
     assert counts == {"wir können einen apfel essen": 24}
 
 
@@ -148,8 +175,8 @@ def test_spread_table_of_the_five_sentences():
     assert set(heads.kind) == {"q", "k", "v", "x1"}
 
 
-def test_word_spread_needs_shared_words():
-    a, b = probing.word_order_traces("none")
+def test_word_spread_needs_shared_words(pairs):
+    a, b = pairs["none"]
     with pytest.raises(ValueError, match="same position"):
         probing.word_spread([a, b], "encoder.0.self.q")
 

@@ -38,7 +38,7 @@ def test_scaling_changes_peakiness():
 
 def test_random_scores_are_reproducible_and_not_aliased():
     first = stepwise.random_scores(16)
-    stepwise.random_scores(16).zero_()  # a caller changing its copy must not change the cache
+    stepwise.random_scores(16).zero_()  # a caller changing its tensor must not change the next call's
     assert torch.equal(stepwise.random_scores(16), first) and first.abs().sum() > 0
     with pytest.raises(ValueError):
         stepwise.random_scores(0)

@@ -21,6 +21,7 @@ FIVE_WORDS = "i can eat apple book"  # exercise 3
 def check_permutation(perm) -> bool:
     """Exercise 1: perm such that the no-PE encoder output of SCRAMBLED equals out_a[perm] (out_a: "we can eat apple")."""
     from ..probing import TOLERANCE, word_order_traces
+    from ..training import load_standard_model
 
     try:
         perm = [int(i) for i in perm]
@@ -28,7 +29,7 @@ def check_permutation(perm) -> bool:
         return feedback(False, "", "give a list of 4 positions, e.g. [0, 1, 2, 3].")
     if sorted(perm) != [0, 1, 2, 3]:
         return feedback(False, "", f"{perm} is not an ordering of the positions 0, 1, 2, 3.")
-    a, b = word_order_traces("none", "we can eat apple", SCRAMBLED)
+    a, b = word_order_traces(load_standard_model("none").model, "we can eat apple", SCRAMBLED)
     out_a, out_b = a["encoder.1.layer_out"].double().numpy(), b["encoder.1.layer_out"].double().numpy()
     gap = float(np.abs(out_b - out_a[perm]).max())
     return feedback(gap < TOLERANCE,
@@ -53,10 +54,11 @@ def check_symmetry(answers) -> bool:
 
 
 def distinct_counts(sentence: str = FIVE_WORDS) -> dict[str, int]:
-    """The true answer of exercise 3: distinct translations over all orderings, per model."""
-    from ..probing import distinct_translations, standard_model
+    """The true answer of exercise 3: distinct translations over all orderings, per shipped model."""
+    from ..probing import distinct_translations
+    from ..training import load_standard_model
 
-    return {pe: len(distinct_translations(standard_model(pe), sentence)) for pe in MODELS}
+    return {pe: len(distinct_translations(load_standard_model(pe).model, sentence)) for pe in MODELS}
 
 
 def check_distinct(counts) -> bool:
