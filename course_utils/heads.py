@@ -3,7 +3,7 @@
     batch = trace_pairs(model, load_pairs())          # one padded forward pass, every weight recorded
     head_statistics(batch)                            # table: layer/place/head -> where the queries look
     score_interventions(model, pairs, {"no head 0": {"*.x1": ablate_head(0)}})   # exact match, patched
-    query_bank(model, "decoder.0.cross", head=0)      # W_Q's rows for one head: the "bank of queries"
+    query_bank(model, "decoder.0.cross", head=0)      # W^Q's rows for one head: the "bank of queries"
 
 Word roles come from the corpus structure (see data/README.md): every English sentence is
 subject [modal words] verb object, every German one subject verb/modal [article] object [infinitive],
@@ -27,6 +27,8 @@ from .plotting import heatmap, show_heatmaps
 from .tracing import patch, record_pairs, run_with_trace
 
 PLACES = ("encoder self", "decoder self", "cross")  # the three kinds of attention, in model order
+PLACE_NAMES = {"encoder self": "encoder self-attention", "decoder self": "decoder self-attention",
+               "cross": "cross-attention"}  # the names used in prose and figure titles
 ROLES = ("subject", "modal", "verb", "object")
 
 
@@ -252,8 +254,8 @@ def plot_roles(batch: BatchTrace, place: str, layer: int):
               "cross": "query: role of the German word it produces"}[place]
     xlabel = "key: German input's role" if place == "decoder self" else "key: English word's role"
     return show_heatmaps([t.to_numpy() for t in tables], list(tables[0].index), list(tables[0].columns),
-                         [f"{place}, layer {layer}, head {h}" for h in range(batch.n_heads)],
-                         suptitle=f"Where each {place} head looks, by word role (mean over all {len(batch.pairs)} pairs)",
+                         [f"{PLACE_NAMES[place]}, layer {layer}, head {h}" for h in range(batch.n_heads)],
+                         suptitle=f"Where each {PLACE_NAMES[place]} head looks, by word role (mean over all {len(batch.pairs)} pairs)",
                          xlabel=xlabel, ylabel=ylabel)
 
 
@@ -300,10 +302,10 @@ def score_interventions(model: Translator, pairs: list[Pair], interventions: dic
     return pd.DataFrame.from_dict(rows, orient="index").rename_axis("intervention")
 
 
-# ---------------------------------------------------------------- W_Q as a bank of queries
+# ---------------------------------------------------------------- W^Q as a bank of queries
 
 def query_bank(model: Translator, prefix: str, head: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Head `head`'s slice of W_Q at `prefix` ("encoder.0.self", "decoder.1.cross", ...).
+    """Head `head`'s slice of W^Q (forum convention, q = x·W^Q + b) at `prefix` ("encoder.0.self", "decoder.1.cross", ...).
 
     Returns (bank (d_model, dh), bias (dh,)). Row i of the bank is the "query" that input feature i
     contributes: q_head = x @ bank + bias = sum_i x_i * bank[i] + bias. nn.Linear stores its weight as
@@ -327,7 +329,7 @@ def _mha(model: Translator, prefix: str):
 
 @torch.no_grad()
 def query_inputs(model: Translator, sentence, prefix: str, target=None) -> tuple[list[str], torch.Tensor]:
-    """The vectors x that enter W_Q at `prefix` for one sentence: (tokens, (T, d_model))."""
+    """The vectors x that enter W^Q (the layer `w_q`) at `prefix` for one sentence: (tokens, (T, d_model))."""
     mha = _mha(model, prefix)
     seen = []
 
@@ -383,7 +385,7 @@ def plot_head(sentence: str, place: str = "cross", layer: int = 0, head: int = 0
     if side == "decoder":  # the row at decoder input i produces output word i+1
         rows = decoder_row_labels(rows, trace.translation)
     fig = heatmap(w[head], rows, trace.key_tokens(key), vmin=0.0, vmax=1.0,
-                  title=f"{place}, layer {layer}, head {head}\n{' '.join(trace.src_tokens)!r} → {' '.join(trace.translation)!r}",
+                  title=f"{PLACE_NAMES[place]}, layer {layer}, head {head}\n{' '.join(trace.src_tokens)!r} → {' '.join(trace.translation)!r}",
                   xlabel="key (" + ("German input" if place == "decoder self" else "English") + ")",
                   ylabel="query (" + ("English" if side == "encoder" else "German input → word it produces") + ")")
     return fig  # no tight_layout: the inline backend saves with bbox_inches="tight" (and re-rendering stays fast)

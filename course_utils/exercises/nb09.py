@@ -96,4 +96,4 @@ def check_remove_cross_layer(patches, model, pairs) -> bool:
     if any(torch.allclose(got, o, atol=1e-5) for o in one):
         return feedback(False, "", "that removes only one head; remove both heads of decoder layer 0 cross-attention.")
     return feedback(False, "", "the output differs from removing both heads of decoder layer 0 cross-attention "
-                               "(zero its x1, the heads' outputs before W_O).")
+                               "(zero its x1, the heads' outputs before W^O).")
