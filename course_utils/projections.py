@@ -17,6 +17,7 @@ import torch
 
 from .data import encode_source, tokenize
 from .errors import CourseInputError, UnknownWordError
+from .heads import decoder_row_labels
 from .plotting import heatmap
 
 # A toy vocabulary and an explicit W^Q in the forum's convention (x · W^Q): one row per word, d_k = 3.
@@ -115,7 +116,7 @@ def plot_word_qkv(model, sentence="we want to eat apple", word: str = "eat", hea
     return fig
 
 
-def plot_query_bank(linear: torch.nn.Linear, n_heads: int, title: str = "W^Q as a bank of queries"):
+def plot_query_bank(linear: torch.nn.Linear, n_heads: int, title: str = "$W^Q$ as a bank of queries"):
     """Heatmap of W^Q = weightᵀ (d_in rows, d_out columns) with a line between the heads' column blocks."""
     W = query_bank(linear).numpy()
     lim = float(np.abs(W).max())
@@ -126,8 +127,8 @@ def plot_query_bank(linear: torch.nn.Linear, n_heads: int, title: str = "W^Q as 
         ax.axvline(h * dh - 0.5, color="black", lw=2)
     for h in range(n_heads):
         ax.text(h * dh + dh / 2 - 0.5, -1.5, f"head {h}", ha="center", va="bottom", fontsize=9)
-    ax.set_xlabel("output feature (column of W^Q = row of w_q.weight)")
-    ax.set_ylabel("input feature i (row i of W^Q = one query)")
+    ax.set_xlabel("output feature (column of $W^Q$ = row of w_q.weight)")
+    ax.set_ylabel("input feature i (row i of $W^Q$ = one query)")
     ax.set_title(title, pad=18)
     fig.colorbar(im, ax=ax, fraction=0.046)
     fig.tight_layout()
@@ -154,7 +155,7 @@ def plot_singular_values(spectra: dict[str, np.ndarray], title: str = "Singular 
 PLACES = [  # (place, trace prefix, queries from, keys and values from, mask)
     ("encoder self-attention", "encoder.{layer}.self", "English", "English", "padding"),
     ("decoder self-attention", "decoder.{layer}.self", "German", "German", "causal + padding"),
-    ("decoder-encoder cross-attention", "decoder.{layer}.cross", "German", "English (encoder output)", "padding"),
+    ("cross-attention", "decoder.{layer}.cross", "German", "English (encoder output)", "padding"),
 ]
 
 
@@ -171,12 +172,18 @@ def places_table(trace, layer: int = 0) -> pd.DataFrame:
 
 
 def plot_three_places(trace, layer: int = 0, head: int = 0):
-    """Attention weights of the three places (one head), side by side, each labelled with its tokens."""
+    """Attention weights of the three places (one head), side by side, each labelled with its tokens.
+
+    Decoder rows are labelled 'input → output': the row of decoder input token i produces the next word.
+    """
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
     for ax, (place, prefix, qfrom, kvfrom, _) in zip(axes, PLACES):
         key = f"{prefix.format(layer=layer)}.weights"
-        heatmap(trace[key][head], trace.query_tokens(key), trace.key_tokens(key), ax=ax, vmin=0, vmax=1,
+        rows, ylabel = trace.query_tokens(key), f"query ({qfrom})"
+        if key.startswith("decoder"):
+            rows, ylabel = decoder_row_labels(rows, trace.tgt_tokens[1:]), f"query ({qfrom} input → next word)"
+        heatmap(trace[key][head], rows, trace.key_tokens(key), ax=ax, vmin=0, vmax=1,
                 title=f"{place}\n(layer {layer}, head {head})", xlabel=f"key ({kvfrom.split()[0]})",
-                ylabel=f"query ({qfrom})", cbar=ax is axes[-1])
+                ylabel=ylabel, cbar=ax is axes[-1])
     fig.tight_layout()
     return fig

@@ -144,6 +144,6 @@ def test_widget_shows_a_message_for_an_unknown_word(model):
 def test_places_table(model):
     t = run_with_trace(model, "we want to eat apple")
     df = places_table(t)
-    assert df.loc["decoder-encoder cross-attention", "k (H, Tk, dh)"] == (2, 5, 32)
-    assert df.loc["decoder-encoder cross-attention", "key tokens"] == "we want to eat apple"
+    assert df.loc["cross-attention", "k (H, Tk, dh)"] == (2, 5, 32)
+    assert df.loc["cross-attention", "key tokens"] == "we want to eat apple"
     assert df.loc["decoder self-attention", "q (H, Tq, dh)"] == (2, 6, 32)
