@@ -5,7 +5,8 @@
     plot_scaling(d, divide_by)         03: the scale slider's picture
     plot_head(trace, layer, place, head)  04: the layer / place / head picker's picture
     record_batch(model, pairs, names)  04: record hooked tensors for many sentence pairs at once
-    head_tv_distance(model, pairs)     04: how different the heads' attention weights are, per place
+
+How different the heads' weights are (04, claim F5) is measured by `heads.head_differences`, as in 09.
 
 Shapes follow `attention.py`: (B, H, T, dh), weights (B, H, Tq, Tk).
 """
@@ -15,10 +16,10 @@ from __future__ import annotations
 import math
 
 import matplotlib.pyplot as plt
-import pandas as pd
 import torch
 
-from .plotting import plot_attention
+from .heads import decoder_row_labels
+from .plotting import show_heatmaps
 from .tracing import record_pairs
 
 # ---- 03: a tiny sentence with hand-made 2-D word vectors ----
@@ -118,18 +119,34 @@ def plot_scaling(d: int = 64, divide_by: str = "√d", n_rows: int = 5, n_keys: 
 # ---- 04: pick a layer, a place and a head of the trained model ----
 
 PLACES = {"encoder self": ("encoder", "self"), "decoder self": ("decoder", "self"), "decoder cross": ("decoder", "cross")}
+PLACE_NAMES = {"encoder self": "encoder self-attention", "decoder self": "decoder self-attention",
+               "decoder cross": "cross-attention"}  # the names used in prose and in the figure titles
 
 
 def plot_head(trace, layer: int = 0, place: str = "encoder self", head="all"):
-    """Attention weights of one place of a Trace; head "all" or an int (one panel per head)."""
+    """Attention weights of one place of a Trace; head "all" or an int (one panel per head).
+
+    Decoder rows are labelled "input → output": the row of decoder input i is the query that produces word i+1.
+    """
     if place not in PLACES:
         raise KeyError(f"place must be one of {list(PLACES)}; got {place!r}")
     side, kind = PLACES[place]
     n_layers = 1 + max(int(k.split(".")[1]) for k in trace.keys() if k.startswith(side + ".") and k.split(".")[1].isdigit())
     if not 0 <= layer < n_layers:
         raise IndexError(f"layer {layer} out of range: the {side} has layers 0..{n_layers - 1}")
-    heads = None if head == "all" else int(head)
-    return plot_attention(trace, side, layer, kind, heads=heads)
+    key = f"{side}.{layer}.{kind}.weights"
+    w = trace[key]  # (H, Tq, Tk)
+    heads = range(w.shape[0]) if head == "all" else [int(head)]
+    for h in heads:
+        if not 0 <= h < w.shape[0]:
+            raise IndexError(f"head {h} out of range: {key} has heads 0..{w.shape[0] - 1}")
+    rows = trace.query_tokens(key)
+    if side == "decoder":
+        rows = decoder_row_labels(rows, trace.tgt_tokens[1:])
+    return show_heatmaps([w[h] for h in heads], rows, trace.key_tokens(key),
+                         [f"{PLACE_NAMES[place]}, layer {layer}, head {h}" for h in heads],
+                         xlabel="key (" + ("German input" if place == "decoder self" else "English") + ")",
+                         ylabel="query (" + ("English" if side == "encoder" else "German input → word it produces") + ")")
 
 
 # ---- 04: many sentences at once ----
@@ -143,28 +160,6 @@ def record_batch(model, pairs, names="*.weights"):
     """
     cache, src, tgt_in = record_pairs(model, pairs, names)
     return cache, src != 0, tgt_in != 0
-
-
-def head_tv_distance(model, pairs) -> pd.DataFrame:
-    """Mean (over real query rows of all pairs) total-variation distance between every two heads' weights.
-
-    TV(p, r) = ½ Σ_k |p_k − r_k|: 0 = the heads attend identically, 1 = to disjoint keys.
-    One row per layer and place; column "mean TV" (averaged over head pairs) and "max TV".
-    """
-    cache, src_real, tgt_real = record_batch(model, pairs, "*.weights")
-    rows = []
-    for key in sorted(cache):
-        side, layer, place, _ = key.split(".")
-        w = cache[key]  # (B, H, Tq, Tk)
-        real = src_real if side == "encoder" else tgt_real  # (B, Tq): which query rows are words
-        H = w.shape[1]
-        if H < 2:
-            raise ValueError(f"{key} has {H} head: comparing heads needs at least 2")
-        tvs = [0.5 * (w[:, a] - w[:, b]).abs().sum(-1)[real] for a in range(H) for b in range(a + 1, H)]
-        tv = torch.cat(tvs)
-        rows.append({"layer": int(layer), "place": f"{side} {place}", "mean TV": tv.mean().item(), "max TV": tv.max().item()})
-    return pd.DataFrame(rows).sort_values(["place", "layer"], key=lambda s: s.map(
-        {"encoder self": 0, "decoder self": 1, "decoder cross": 2}) if s.name == "place" else s).reset_index(drop=True)
 
 
 def timing_ms(fn, *args, repeat: int = 3, **kwargs) -> float:
@@ -181,4 +176,4 @@ def timing_ms(fn, *args, repeat: int = 3, **kwargs) -> float:
 
 
 __all__ = ["TOY_VECTORS", "TOY_FEATURES", "toy_embeddings", "DIVISORS", "divisor_value", "random_scores", "entropy",
-           "score_stats", "plot_scaling", "PLACES", "plot_head", "record_batch", "head_tv_distance", "timing_ms"]
+           "score_stats", "plot_scaling", "PLACES", "PLACE_NAMES", "plot_head", "record_batch", "timing_ms"]

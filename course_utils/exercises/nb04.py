@@ -52,7 +52,7 @@ def check_split_heads(fn) -> bool:
 
 
 def check_mha_parameters(n_params, grows_with_heads) -> bool:
-    """Exercise 3: parameters of MultiHeadAttention(64, H) (weights and biases of W_Q, W_K, W_V, W_O),
+    """Exercise 3: parameters of MultiHeadAttention(64, H) (weights and biases of W^Q, W^K, W^V, W^O),
     and whether that number grows with H."""
     want = sum(p.numel() for p in MultiHeadAttention(D_MODEL, H).parameters())  # 4 * (64*64 + 64)
     try:
@@ -62,7 +62,7 @@ def check_mha_parameters(n_params, grows_with_heads) -> bool:
     if n == 4 * D_MODEL * D_MODEL:
         return feedback(False, "", "close: nn.Linear also has a bias of d_model numbers per layer.")
     if n != want:
-        return feedback(False, "", "count W_Q, W_K, W_V and W_O: each is a d_model × d_model matrix plus a bias of d_model.")
+        return feedback(False, "", "count W^Q, W^K, W^V and W^O: each is a d_model × d_model matrix plus a bias of d_model.")
     if not isinstance(grows_with_heads, bool) or grows_with_heads:
         return feedback(False, "", "the count is right, but does it change with H? Compare MultiHeadAttention(64, 1) and (64, 8).")
     return feedback(True, f"{want} parameters for any number of heads: heads slice the same matrices, they add none.", "")
