@@ -7,7 +7,7 @@ All functions read training snapshots (epoch -> sentence -> tracing.Trace), e.g.
     "decoder self"   decoder.{layer}.self    Q = K = V = German (decoder input: <bos> w1 ... wn)
     "decoder cross"  decoder.{layer}.cross   Q = German, K = V = English (keys/values are English tokens)
 
-Vector kinds: "q", "k", "v", "x1" (weights·V, per head), "out" (after W_O, the source blog's X4) and
+Vector kinds: "q", "k", "v", "x1" (weights·V, per head), "out" (after W^O, the source blog's X4) and
 "layer_out" (the whole layer's output). head=None means all heads side by side (d_model numbers).
 """
 
@@ -128,12 +128,16 @@ def plot_context_distance(table: pd.DataFrame, word: str = "eat", sentences=PAIR
     return fig
 
 
-# ---- spread (claim B6) and kind clusters (claim B5) ----
+# ---- pairwise spread (claim B6) and kind clusters (claim B5) ----
 
-def spread(X) -> float:
-    """Mean pairwise Euclidean distance divided by the mean vector length (scale-free).
+def pairwise_spread(X) -> float:
+    """The *pairwise spread* of a point cloud: mean Euclidean distance over all pairs of different rows,
+    divided by the mean row length (scale-free).
 
     0 means all vectors are the same; vectors pointing in unrelated directions give about √2 ≈ 1.41.
+    It measures how wide a cloud of many different words is. Not to be confused with notebook 08's
+    "word spread" (how far the *same* word moves between sentences, 1 − cos) or its "cloud spread"
+    (mean distance to the centroid / mean length), see `probing`.
     """
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2 or len(X) < 2:
@@ -142,9 +146,9 @@ def spread(X) -> float:
     return float(np.linalg.norm(X[i] - X[j], axis=1).mean() / np.linalg.norm(X, axis=1).mean())
 
 
-def spread_table(snapshots, sentences, epoch: int, layers=(0, 1), kinds=("q", "k", "v", "x1", "out", "layer_out"),
-                 head=None) -> pd.DataFrame:
-    """`spread` of all vectors of one kind (all words of all `sentences`), per place, at one epoch.
+def pairwise_spread_table(snapshots, sentences, epoch: int, layers=(0, 1),
+                          kinds=("q", "k", "v", "x1", "out", "layer_out"), head=None) -> pd.DataFrame:
+    """`pairwise_spread` of all vectors of one kind (all words of all `sentences`), per place, at one epoch.
 
     Rows (layer, kind); columns "encoder self", "decoder self", "decoder cross". Cross-attention keys and
     values are computed from the encoder's output, so their column is left empty for k and v (and for
@@ -159,7 +163,7 @@ def spread_table(snapshots, sentences, epoch: int, layers=(0, 1), kinds=("q", "k
                     row[place] = np.nan
                     continue
                 lv = collect_vectors(snapshots, sentences, prefix_for(place, layer), kinds=(kind,), epochs=[epoch], head=head)
-                row[place] = spread(lv.X)
+                row[place] = pairwise_spread(lv.X)
             rows.append(row)
     return pd.DataFrame(rows).set_index(["layer", "kind"])
 
@@ -294,6 +298,9 @@ def plot_word_projection(snapshots, word: str = "eat", kinds=("q", "k", "v", "x1
     present = [k for k in kinds if k in set(lv.meta.loc[focus, "kind"])]
     handles = [Line2D([], [], color=KIND_COLOURS[k], marker="o", linestyle="", label=k) for k in kinds]
     handles += [Line2D([], [], color="grey", marker=markers[s], linestyle="", label=s) for s in sentences]
+    handles += [Line2D([], [], color="grey", marker="o", linestyle="", markersize=8, markeredgecolor="black",
+                       label=f"'{word}' (large, labelled)"),
+                Line2D([], [], color="grey", marker="o", linestyle="", markersize=4, alpha=0.3, label="other words")]
     ax.legend(handles=handles, fontsize=7, loc="best")
     name = {"pca": "PCA", "tsne": "t-SNE"}[method]
     ax.set_xlabel(f"{name} 1")

@@ -1,4 +1,4 @@
-"""course_utils.clustering: distances, spread, kind separation and the projection plot behind the 06 widget."""
+"""course_utils.clustering: distances, pairwise spread, kind separation and the projection plot behind the 06 widget."""
 
 from __future__ import annotations
 
@@ -20,13 +20,13 @@ def snaps():
     return load_standard_model().snapshots
 
 
-def test_spread_known_values():
-    assert C.spread(np.eye(2)) == pytest.approx(np.sqrt(2))
-    assert C.spread(np.ones((4, 3))) == pytest.approx(0.0)
+def test_pairwise_spread_known_values():
+    assert C.pairwise_spread(np.eye(2)) == pytest.approx(np.sqrt(2))
+    assert C.pairwise_spread(np.ones((4, 3))) == pytest.approx(0.0)
     X = np.random.default_rng(0).normal(size=(10, 5))
-    assert C.spread(7 * X) == pytest.approx(C.spread(X))  # scale-free
+    assert C.pairwise_spread(7 * X) == pytest.approx(C.pairwise_spread(X))  # scale-free
     with pytest.raises(ValueError, match="at least two"):
-        C.spread(np.ones((1, 3)))
+        C.pairwise_spread(np.ones((1, 3)))
 
 
 def test_distances():
@@ -64,8 +64,8 @@ def test_word_vector_message(snaps):
         C.word_vector(snaps[30][C.PAIR[0]], "encoder.0.self.q", "apfel")
 
 
-def test_spread_table_and_kind_separation(snaps):
-    sp = C.spread_table(snaps, list(C.PAIR), 30, layers=(0,), kinds=("q", "k"))
+def test_pairwise_spread_table_and_kind_separation(snaps):
+    sp = C.pairwise_spread_table(snaps, list(C.PAIR), 30, layers=(0,), kinds=("q", "k"))
     assert list(sp.columns) == list(C.PLACES) and np.isnan(sp.loc[(0, "k"), "decoder cross"])
     sep = C.kind_separation(snaps, list(C.PAIR), "encoder.0.self", 30)
     assert set(sep) == {"silhouette", "silhouette_2d", "centroid_accuracy"}

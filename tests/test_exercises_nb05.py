@@ -27,9 +27,14 @@ def test_emitting_row():
     predicted = dict(zip(t.tgt_tokens, t.translation + ["<eos>"]))
     solution = next(r for r, nxt in predicted.items() if nxt == "brot")
     assert nb05.check_emitting_row(solution)
+    assert nb05.check_emitting_row("wollen → brot")  # the heatmap's row label names the same row
     assert not nb05.check_emitting_row("brot")  # the unshifted reading
+    assert not nb05.check_emitting_row("brot → essen")
     assert not nb05.check_emitting_row("essen")
     assert not nb05.check_emitting_row(3)
+    # the worked solution's statement: in layer 1 both heads of that row look at "bread"
+    w_row = t["decoder.1.cross.weights"][:, t.tgt_tokens.index(solution)]
+    assert all(t.src_tokens[int(i)] == "bread" for i in w_row.argmax(-1))
 
 
 def test_drink_bread():

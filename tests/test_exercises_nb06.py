@@ -9,7 +9,7 @@ from course_utils.exercises import nb06
 from course_utils.training import load_standard_model
 
 
-def test_spread():
+def test_pairwise_spread():
     def solution(X):
         X = np.asarray(X, dtype=float)
         i, j = np.triu_indices(len(X), k=1)
@@ -28,9 +28,9 @@ def test_spread():
     def crashes(X):
         raise RuntimeError("boom")
 
-    assert nb06.check_spread(solution)
+    assert nb06.check_pairwise_spread(solution)
     for wrong in (with_diagonal, not_normalised, crashes, None):
-        assert not nb06.check_spread(wrong)
+        assert not nb06.check_pairwise_spread(wrong)
 
 
 def test_most_changed_word():
@@ -43,6 +43,9 @@ def test_most_changed_word():
     assert not nb06.check_most_changed_word("eat")  # the notebook's placeholder
     assert not nb06.check_most_changed_word("we")
     assert not nb06.check_most_changed_word("apple")  # not shared by both sentences
+    for s in PAIR:  # the worked solution's reasons: "to" (head 0) looks at the last word, "we" hardly does
+        w = snaps[30][s]["encoder.1.self.weights"]
+        assert w[0, 2].argmax() == 4 and w[:, 0, 4].max() < 0.05
 
 
 def test_first_difference():

@@ -12,7 +12,7 @@ D_MODEL, D_FF = 64, 128
 
 def check_decoder_extra(n_extra) -> bool:
     """Exercise 1: how many more parameters a decoder layer has than an encoder layer (standard config)."""
-    attention = 4 * (D_MODEL * D_MODEL + D_MODEL)  # W_Q, W_K, W_V, W_O with biases
+    attention = 4 * (D_MODEL * D_MODEL + D_MODEL)  # W^Q, W^K, W^V, W^O with biases
     layer_norm = 2 * D_MODEL  # gain and bias
     want = attention + layer_norm  # the cross-attention and the LayerNorm after it
     try:
@@ -35,12 +35,13 @@ def check_emitting_row(row_word) -> bool:
     outputs = ["wir", "wollen", "brot", "essen", "<eos>"]
     want = inputs[outputs.index("brot")]
     if not isinstance(row_word, str):
-        return feedback(False, "", f"answer with the row's label, a word such as 'wir'; got {row_word!r}.")
+        return feedback(False, "", f"answer with the row's decoder input token, a word such as 'wir'; got {row_word!r}.")
+    row_word = row_word.split("→")[0].strip()  # a heatmap label "wollen → brot" names the same row
     if row_word == want:
-        return feedback(True, "the query at input 'wollen' predicts the next word, 'brot'; in the row 'brot' the model "
-                              "already knows brot and predicts 'essen'.", "")
+        return feedback(True, "the query at input 'wollen' predicts the next word, 'brot' (row label 'wollen → brot'); "
+                              "in the row of input 'brot' the model already knows brot and predicts 'essen'.", "")
     if row_word == "brot":
-        return feedback(False, "", "the row labelled 'brot' reads brot as its input and predicts the word after it.")
+        return feedback(False, "", "the row of input 'brot' (label 'brot → essen') reads brot and predicts the word after it.")
     return feedback(False, "", "the query at input position i predicts output word i + 1: find the input just before 'brot'.")
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..clustering import PAIR, relative_distance, spread, word_vector
+from ..clustering import PAIR, pairwise_spread, relative_distance, word_vector
 from . import feedback
 
 ORDER = ["encoder.0.self.q", "encoder.0.self.k", "encoder.0.self.v", "encoder.0.self.x1", "encoder.0.self.out",
@@ -12,10 +12,10 @@ ORDER = ["encoder.0.self.q", "encoder.0.self.k", "encoder.0.self.v", "encoder.0.
          "encoder.1.self.out", "encoder.1.layer_out"]
 
 
-def check_spread(fn) -> bool:
-    """Exercise 1: fn(X (N, dim)) -> mean pairwise Euclidean distance / mean vector length."""
+def check_pairwise_spread(fn) -> bool:
+    """Exercise 1: fn(X (N, dim)) -> pairwise spread = mean pairwise Euclidean distance / mean vector length."""
     if fn is None or not callable(fn):
-        return feedback(False, "", "define my_spread(X) and pass the function itself.")
+        return feedback(False, "", "define my_pairwise_spread(X) and pass the function itself.")
     rng = np.random.default_rng(6)
     cases = {"random vectors": rng.normal(size=(12, 8)), "vectors around one point": 5 + 0.1 * rng.normal(size=(7, 4)),
              "two vectors": np.array([[1.0, 0.0], [0.0, 1.0]])}
@@ -23,17 +23,17 @@ def check_spread(fn) -> bool:
         try:
             got = float(fn(X))
         except Exception as exc:  # the learner's code may raise anything
-            return feedback(False, "", f"my_spread raised {type(exc).__name__}: {exc} (on {name}).")
-        want = spread(X)
+            return feedback(False, "", f"my_pairwise_spread raised {type(exc).__name__}: {exc} (on {name}).")
+        want = pairwise_spread(X)
         if not np.isfinite(got) or abs(got - want) > 1e-6 * max(1.0, want):
             hint = ("count each pair once and leave out a vector's distance to itself."
                     if abs(got - want * (len(X) - 1) / len(X)) < 1e-6 * max(1.0, want) else
                     "divide the mean pairwise distance by the mean length of the vectors (np.linalg.norm(X, axis=1).mean()).")
             return feedback(False, "", f"on {name} you get {got:.4f}, expected {want:.4f}: {hint}")
     got2 = float(fn(3.0 * cases["random vectors"]))
-    if abs(got2 - spread(cases["random vectors"])) > 1e-6:
-        return feedback(False, "", "scaling all vectors by 3 should not change the spread.")
-    return feedback(True, "your spread matches clustering.spread (two orthogonal unit vectors: √2 ≈ 1.414).", "")
+    if abs(got2 - pairwise_spread(cases["random vectors"])) > 1e-6:
+        return feedback(False, "", "scaling all vectors by 3 should not change the pairwise spread.")
+    return feedback(True, "your pairwise spread matches clustering.pairwise_spread (two orthogonal unit vectors: √2 ≈ 1.414).", "")
 
 
 def _x1_shift(snapshots, word: str, epoch: int = 30) -> float:
