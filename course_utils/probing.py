@@ -86,7 +86,7 @@ def _vectors(trace, key: str, head=None) -> np.ndarray:
             w = w[head:head + 1]
         return w
     if head is not None and key.split(".")[-1] not in ("q", "k", "v", "x1"):
-        raise ValueError(f"{key.split('.')[-1]} mixes the heads (it comes after W_O or the layer): choose head 'all'")
+        raise ValueError(f"{key.split('.')[-1]} mixes the heads (it comes after W^O or the layer): choose head 'all'")
     return trace.vectors(key, head).double().numpy()
 
 
@@ -126,7 +126,7 @@ def order_gaps(trace_a, trace_b, keys, head=None) -> pd.DataFrame:
 
 
 def cosine_across(trace_a, trace_b, key: str, head=None, *, uuid: str, caption: str | None = None,
-                  decimals: int = 2) -> StyledTable:
+                  decimals: int = 3) -> StyledTable:
     """Colour-styled cosine table: rows = vectors of sentence a, columns = vectors of sentence b.
 
     `uuid` must differ between the tables of one notebook (the HTML ids must be unique and fixed).
@@ -318,38 +318,80 @@ def merged_labels(points, words, numbers, kinds, tol: float = 1e-3) -> list[str]
     return labels
 
 
+def shared_mask(meta: pd.DataFrame) -> np.ndarray:
+    """True for the rows of a `five_projection` meta whose word sits at the same position in every sentence
+    (per place and kind: cross-attention keys and values are English rows, its queries German ones)."""
+    n = meta["sentence"].nunique()
+    words = meta.groupby(["place", "kind", "position"])["word"].agg(lambda w: w.nunique() == 1 and len(w) == n)
+    return meta.set_index(["place", "kind", "position"]).index.map(words).to_numpy(dtype=bool)
+
+
+LABEL_FONTSIZE = 9  # points at the saved size: the figure is drawn at its real size (no shrinking in a notebook)
+LABEL_MERGE = 0.02  # points of one word and kind closer than 2 % of the picture share one label ("i 1-5")
+_OFFSETS = [(4, 3), (4, -12), (-6, 3), (-6, -12), (4, 12), (-6, 12), (4, -21), (-6, -21)]  # points; <0 x: right-aligned
+
+
+def _avoid_overlaps(fig, texts) -> None:
+    """Move each label to the first of a few offsets around its marker where it overlaps no earlier label."""
+    renderer = fig.canvas.get_renderer()
+    placed = []
+    for t in texts:
+        for dx, dy in _OFFSETS:
+            t.set_position((dx, dy))
+            t.set_horizontalalignment("left" if dx > 0 else "right")
+            box = t.get_window_extent(renderer).expanded(1.02, 1.05)
+            if not any(box.overlaps(b) for b in placed):
+                break
+        else:  # nowhere free: keep the default place
+            t.set_position(_OFFSETS[0])
+            t.set_horizontalalignment("left")
+            box = t.get_window_extent(renderer)
+        placed.append(box)
+
+
 def plot_five(traces, place="encoder self", layer: int = 0, kinds=("q", "k", "v", "out"), head="all",
               method: str = "pca", unit: bool = True):
-    """Scatter of the five sentences' vectors (colour = kind, label = word + sentence number(s)).
+    """Scatter of the five sentences' vectors (colour = kind), labelled for the words all five share.
 
-    `place` may be one place or a list of places: one panel each, all in one shared projection.
-    Points of the same word and kind that fall on one spot in the picture share one label, e.g. "eat 1-5".
+    `place` may be one place or a list of places: one panel each, stacked, all in one shared projection.
+    Only the words that sit at the same position in all five sentences (`shared_mask`) are drawn solid and
+    labelled, with word + sentence number(s); points of the same word and kind that fall on one spot share
+    one label, e.g. "eat 1-5". All other tokens are drawn faint and unlabelled.
     """
     places = [place] if isinstance(place, str) else list(place)
     P, meta = five_projection(traces, places, layer, kinds, head, method, unit)
-    fig, axes = plt.subplots(1, len(places), figsize=(6.8 * len(places), 5.4), squeeze=False)
+    shared = shared_mask(meta)
+    fig, axes = plt.subplots(len(places), 1, figsize=(8.0, 5.0 * len(places) + 0.6), squeeze=False)
     lo, hi = P.min(0), P.max(0)
-    pad = 0.06 * (hi - lo)
+    pad = 0.08 * (hi - lo)
     axis = ("PCA" if method == "pca" else "t-SNE") + (" of unit vectors" if unit else "")
-    for ax, pl in zip(axes[0], places):
+    head_txt = "all heads" if head in (None, "all") else f"head {head}"
+    panel_texts = []
+    for ax, pl in zip(axes[:, 0], places):
         m = (meta["place"] == pl).to_numpy()
-        labels = merged_labels(P[m], meta["word"][m].tolist(), meta["sentence_no"][m].tolist(), meta["kind"][m].tolist())
-        head_txt = "all heads" if head in (None, "all") else f"head {head}"
-        kinds_here = meta["kind"][m].to_numpy()
+        Pm, sm, kinds_here = P[m], shared[m], meta["kind"][m].to_numpy()
+        labels = merged_labels(Pm[sm], meta["word"][m][sm].tolist(), meta["sentence_no"][m][sm].tolist(),
+                               kinds_here[sm].tolist(), tol=LABEL_MERGE)
         for kind in dict.fromkeys(kinds_here):  # one fixed colour per kind in every figure
-            idx = np.flatnonzero(kinds_here == kind)
-            ax.scatter(*P[m][idx].T, color=KIND_COLOURS[kind], label=kind, s=26)
-        for xy, lab, kind in zip(P[m], labels, kinds_here):
-            if lab:
-                ax.text(*xy, lab, fontsize=7, color=KIND_COLOURS[kind])
-        ax.set(title=f"{pl} attention, layer {layer} ({head_txt})", xlabel=f"{axis} 1", ylabel=f"{axis} 2",
+            idx = kinds_here == kind
+            ax.scatter(*Pm[idx & ~sm].T, color=KIND_COLOURS[kind], s=14, alpha=0.2, linewidths=0)
+            ax.scatter(*Pm[idx & sm].T, color=KIND_COLOURS[kind], label=kind, s=30, edgecolors="white", linewidths=0.5)
+        texts = [ax.annotate(lab, xy, xytext=(4, 3), textcoords="offset points", fontsize=LABEL_FONTSIZE,
+                             color=KIND_COLOURS[kind])   # offset: the marker must not hide the first letter
+                 for xy, lab, kind in zip(Pm[sm], labels, kinds_here[sm]) if lab]
+        panel_texts.append(texts)
+        ax.scatter([], [], color="grey", s=14, alpha=0.3, linewidths=0, label="faint: other words\n(not shared)")
+        ax.set_title(f"{pl} attention, layer {layer} ({head_txt})", fontsize=11)
+        ax.set(xlabel=f"{axis} 1", ylabel=f"{axis} 2",
                xlim=(lo[0] - pad[0], hi[0] + pad[0]), ylim=(lo[1] - pad[1], hi[1] + pad[1]))
         # a fixed place: loc="best" would search over every label at each draw
-        ax.legend(title="kind", fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+        ax.legend(title="kind", fontsize=9, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     names = list(dict.fromkeys(meta["sentence"]))
-    fig.suptitle("one shared projection; label = word + sentence number: "
-                 + "; ".join(f"{i + 1} = {s}" for i, s in enumerate(names)), fontsize=8.5)
-    fig.subplots_adjust(left=0.08 / len(places), right=1 - 0.1 / len(places), wspace=0.3, top=0.86, bottom=0.1)
+    fig.suptitle("one shared projection; labels: words shared by all five sentences + sentence number(s)\n"
+                 + "; ".join(f"{i + 1} = {s}" for i, s in enumerate(names)), fontsize=9)
+    fig.tight_layout()
+    for texts in panel_texts:  # after the layout: overlaps are measured on the final page
+        _avoid_overlaps(fig, texts)
     return fig
 
 

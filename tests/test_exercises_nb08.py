@@ -6,20 +6,20 @@ from course_utils import probing
 from course_utils.exercises import nb08
 
 
-def worked_spread(V):  # the worked solution in the notebook
+def my_word_spread(V):  # the worked solution in the notebook
     V = V / np.linalg.norm(V, axis=1, keepdims=True)
     C = V @ V.T
     i, j = np.triu_indices(len(V), 1)
     return float((1 - C[i, j]).mean())
 
 
-def test_spread_function_accepts_worked_solution():
-    assert nb08.check_spread_function(worked_spread)
+def test_word_spread_accepts_worked_solution():
+    assert nb08.check_word_spread(my_word_spread)
 
 
-def test_spread_function_rejects_typical_mistakes(capsys):
+def test_word_spread_rejects_typical_mistakes(capsys):
     def similarity(V):  # mean cosine instead of 1 - cosine
-        return 1 - worked_spread(V)
+        return 1 - my_word_spread(V)
 
     def with_diagonal(V):  # all pairs including i = j
         V = V / np.linalg.norm(V, axis=1, keepdims=True)
@@ -36,7 +36,7 @@ def test_spread_function_rejects_typical_mistakes(capsys):
         raise RuntimeError("oops")
 
     for fn in (similarity, with_diagonal, euclidean, stub, broken, "not a function"):
-        assert not nb08.check_spread_function(fn)
+        assert not nb08.check_word_spread(fn)
     assert "Not yet" in capsys.readouterr().out
 
 

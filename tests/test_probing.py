@@ -107,6 +107,9 @@ def test_cosine_across_and_anti_diagonal(pairs):
     M = sty.data.to_numpy()
     np.testing.assert_allclose(probing.anti_diagonal(M), 1.0)
     assert list(sty.data.index) == a.src_tokens and list(sty.data.columns) == b.src_tokens
+    la, lb = pairs["learned"]  # 3 decimals by default: no 0.996 shown as 1.000
+    assert (probing.cosine_across(la, lb, "encoder.0.self.q", uuid="q3").data.to_numpy()
+            == probing.analysis.cosine_matrix(la.vectors("encoder.0.self.q"), lb.vectors("encoder.0.self.q")).round(3)).all()
     with pytest.raises(ValueError):
         probing.cosine_across(a, b, "encoder.0.self.weights", uuid="w")
 
@@ -194,8 +197,21 @@ def test_five_projection_and_plot():
     P, meta = probing.five_projection(traces, ["encoder self", "decoder cross"], 1, ("q", "out"))
     assert P.shape == (len(meta), 2) and set(meta.place) == {"encoder self", "decoder cross"}
     assert sorted(meta.sentence_no.unique()) == [1, 2, 3, 4, 5]
+    shared = probing.shared_mask(meta)
+    assert set(meta.word[shared]) == {"i", "can", "eat", "<bos>", "ich", "kann"}
+    assert set(meta.word[shared & (meta.place == "encoder self")]) == {"i", "can", "eat"}
+    assert not shared[meta.word.isin(["apple", "book", "einen"]).to_numpy()].any()
     fig = probing.plot_five(traces, place=["encoder self", "decoder self"], layer=1, kinds=("q", "x1"), head=0)
     assert len(fig.axes) == 2
+    plt.close("all")
+    fig = probing.plot_five(traces, place=["encoder self", "decoder cross"], layer=0)
+    labels = [t for ax in fig.axes for t in ax.texts]
+    assert labels and {t.get_text().split()[0] for t in labels} <= {"i", "can", "eat", "<bos>", "ich", "kann"}
+    assert all(t.get_fontsize() >= 8 and t.get_position() != (0, 0) for t in labels)  # readable, off the marker
+    renderer = fig.canvas.get_renderer()
+    for ax in fig.axes:  # no two labels of one panel overlap
+        boxes = [t.get_window_extent(renderer) for t in ax.texts]
+        assert not any(b1.overlaps(b2) for k, b1 in enumerate(boxes) for b2 in boxes[k + 1:])
     plt.close("all")
     with pytest.raises(ValueError, match="mix the heads"):
         probing.plot_five(traces, kinds=("q", "out"), head=1)

@@ -9,12 +9,12 @@ from . import feedback
 ZERO_PLACE = "decoder L0 self"  # exercise 2
 
 
-def check_spread_function(fn) -> bool:
-    """Exercise 1: fn(V) -> mean over pairs i < j of 1 - cos(V[i], V[j]), for V of shape (n, dim)."""
+def check_word_spread(fn) -> bool:
+    """Exercise 1: my_word_spread(V) -> mean over pairs i < j of 1 - cos(V[i], V[j]), for V of shape (n, dim)."""
     from ..probing import mean_pairwise_cosine_distance
 
     if not callable(fn):
-        return feedback(False, "", "pass your function itself, e.g. check_spread_function(my_spread).")
+        return feedback(False, "", "pass your function itself, e.g. check_word_spread(my_word_spread).")
     rng = np.random.default_rng(0)
     cases = [rng.normal(size=(5, 64)), rng.normal(size=(2, 3)), 3.0 * np.ones((4, 8)),
              np.array([[1.0, 0.0], [0.0, 2.0], [-1.0, 0.0]])]
@@ -33,7 +33,7 @@ def check_spread_function(fn) -> bool:
         if not abs(got - want) < 1e-6:
             return feedback(False, "", f"for a ({V.shape[0]}, {V.shape[1]}) input you return {got:.4f}, expected {want:.4f}. "
                             "Use 1 - cosine (a distance, 0 for equal directions) and only pairs i < j (not i = j).")
-    return feedback(True, "your spread matches probing.mean_pairwise_cosine_distance on every test input.", "")
+    return feedback(True, "your word spread matches probing.mean_pairwise_cosine_distance on every test input.", "")
 
 
 def _normalise(answer) -> str:
