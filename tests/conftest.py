@@ -13,8 +13,10 @@ import copy
 import pytest
 import torch
 
+from course_utils import heads
+from course_utils.data import load_pairs
 from course_utils.model import build_model
-from course_utils.training import course_model
+from course_utils.training import course_model, load_standard_model
 
 _REPORT = pytest.StashKey[dict]()
 
@@ -82,3 +84,21 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         terminalreporter.write_sep("-", "course_utils figures")
         for label, text in figures.items():
             terminalreporter.write_line(f"{label}: {text}")
+
+
+@pytest.fixture(scope="session")
+def shipped_model():
+    """The shipped standard model (models/course_model_learned.pt), as the notebooks load it."""
+    return load_standard_model().model
+
+
+@pytest.fixture(scope="session")
+def all_pairs():
+    """Every corpus pair, train and held-out."""
+    return load_pairs()
+
+
+@pytest.fixture(scope="session")
+def shipped_batch(shipped_model, all_pairs):
+    """heads.trace_pairs of the shipped model over every pair (attention weights of one batched pass)."""
+    return heads.trace_pairs(shipped_model, all_pairs)

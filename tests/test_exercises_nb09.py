@@ -13,18 +13,18 @@ from course_utils.training import load_standard_model
 
 
 @pytest.fixture(scope="module")
-def model():
-    return load_standard_model().model
+def model(shipped_model):
+    return shipped_model
 
 
 @pytest.fixture(scope="module")
-def pairs():
-    return load_pairs()
+def pairs(all_pairs):
+    return all_pairs
 
 
 @pytest.fixture(scope="module")
-def stats(model, pairs):
-    return heads.head_statistics(heads.trace_pairs(model, pairs))
+def stats(shipped_batch):
+    return heads.head_statistics(shipped_batch)
 
 
 # ---- exercise 1: the alignment head

@@ -21,18 +21,18 @@ from course_utils.training import TrainConfig, exact_match, load_standard_model,
 
 
 @pytest.fixture(scope="module")
-def model():
-    return load_standard_model().model
+def model(shipped_model):
+    return shipped_model
 
 
 @pytest.fixture(scope="module")
-def pairs():
-    return load_pairs()
+def pairs(all_pairs):
+    return all_pairs
 
 
 @pytest.fixture(scope="module")
-def batch(model, pairs):
-    return heads.trace_pairs(model, pairs)
+def batch(shipped_batch):
+    return shipped_batch
 
 
 # ---------------------------------------------------------------- roles and alignment
