@@ -2,15 +2,22 @@
 
 One module per concept, in notebook order:
 
-    vectors     - 01: 2-D sentence vectors, dot products, cosine
-    attention   - 02-04: scaled dot-product attention and multi-head attention, from scratch
-    data        - 05: the tiny English->German corpus, vocabularies, clear input errors
-    model       - 05: the encoder-decoder translator and greedy `translate`
-    tracing     - 05-09: record Q, K, V, scores, weights, outputs per layer/head; patch them
-    training    - 05: deterministic training with epoch snapshots; save/load without pickle
-    analysis    - 06-09: shared projections, distances, cosine tables, head statistics
-    plotting    - heatmaps and scatter plots used by every notebook
-    widgets     - thin ipywidgets wrappers that show a message instead of a traceback
+    vectors      - 01: 2-D sentence vectors, dot products, cosine
+    attention    - 02-04: scaled dot-product attention and multi-head attention, from scratch
+    projections  - 02: Q, K, V as linear layers; W^Q as a bank of queries
+    stepwise     - 03-04: attention cell by cell, the scale slider, per-head plots
+    data         - 05: the tiny English->German corpus, vocabularies, clear input errors
+    model        - 05: the encoder-decoder translator and greedy `translate`
+    tracing      - 05-09: record Q, K, V, scores, weights, outputs per layer/head; patch them
+    training     - 05: deterministic training with epoch snapshots; save/load without pickle
+    analysis     - 06-08: labelled vectors, one shared projection, cosine tables
+    clustering   - 06: how far a word's vectors move between sentences and epochs
+    probing      - 07-08: word order, positional encoding, five probe sentences
+    heads        - 09: per-head statistics over the corpus, scored interventions
+    plotting     - heatmaps and scatter plots used by every notebook
+    widgets      - thin ipywidgets wrappers that show a message instead of a traceback
+    exercises    - one checker module per notebook (nb01 ... nb09)
+    errors, execute - the course's error types; the notebook executor behind `make execute`
 
 Importing this package has no side effects: no seeds set, no threads changed, no files read.
 """
