@@ -6,20 +6,8 @@ import pytest
 import torch
 
 from course_utils import heads
-from course_utils.data import load_pairs
 from course_utils.exercises import nb09 as ex
 from course_utils.tracing import ablate_head
-from course_utils.training import load_standard_model
-
-
-@pytest.fixture(scope="module")
-def model(shipped_model):
-    return shipped_model
-
-
-@pytest.fixture(scope="module")
-def pairs(all_pairs):
-    return all_pairs
 
 
 @pytest.fixture(scope="module")
@@ -50,9 +38,9 @@ def _loop(x, bank, bias):
     return q
 
 
-def test_q_from_bank_solutions(model):
-    assert ex.check_q_from_bank(_loop, model)
-    assert ex.check_q_from_bank(lambda x, bank, bias: torch.einsum("i,id->d", x, bank) + bias, model)
+def test_q_from_bank_solutions(shipped_model):
+    assert ex.check_q_from_bank(_loop, shipped_model)
+    assert ex.check_q_from_bank(lambda x, bank, bias: torch.einsum("i,id->d", x, bank) + bias, shipped_model)
 
 
 @pytest.mark.parametrize("wrong, hint", [
@@ -62,18 +50,18 @@ def test_q_from_bank_solutions(model):
     (lambda x, bank, bias: x @ bank.T + bias, "raised"),  # (64,) @ (32, 64): shape error
     (lambda x, bank, bias: (x @ bank + bias)[:5], "shape"),
 ])
-def test_q_from_bank_rejects(model, wrong, hint, capsys):
-    assert not ex.check_q_from_bank(wrong, model)
+def test_q_from_bank_rejects(shipped_model, wrong, hint, capsys):
+    assert not ex.check_q_from_bank(wrong, shipped_model)
     assert hint in capsys.readouterr().out
 
 
 # ---- exercise 3: remove a whole cross-attention layer
 
-def test_remove_cross_layer_solutions(model, pairs, capsys):
-    assert ex.check_remove_cross_layer({"decoder.0.cross.x1": lambda x1, name: torch.zeros_like(x1)}, model, pairs)
+def test_remove_cross_layer_solutions(shipped_model, all_pairs, capsys):
+    assert ex.check_remove_cross_layer({"decoder.0.cross.x1": lambda x1, name: torch.zeros_like(x1)}, shipped_model, all_pairs)
     assert "✅" in capsys.readouterr().out
     # zero attention weights give x1 = 0 as well
-    assert ex.check_remove_cross_layer({"decoder.0.cross.weights": lambda w, name: torch.zeros_like(w)}, model, pairs)
+    assert ex.check_remove_cross_layer({"decoder.0.cross.weights": lambda w, name: torch.zeros_like(w)}, shipped_model, all_pairs)
 
 
 @pytest.mark.parametrize("wrong, hint", [
@@ -85,22 +73,22 @@ def test_remove_cross_layer_solutions(model, pairs, capsys):
     ({"decoder.0.cross.nothing": lambda x1, name: x1}, "raised"),
     ("decoder.0.cross.x1", "dict"),
 ])
-def test_remove_cross_layer_rejects(model, pairs, wrong, hint, capsys):
-    assert not ex.check_remove_cross_layer(wrong, model, pairs)
+def test_remove_cross_layer_rejects(shipped_model, all_pairs, wrong, hint, capsys):
+    assert not ex.check_remove_cross_layer(wrong, shipped_model, all_pairs)
     assert hint in capsys.readouterr().out
 
 
-def test_checkers_leave_no_hooks(model, pairs):
-    ex.check_remove_cross_layer({"decoder.0.cross.x1": lambda x1, name: 1 / 0}, model, pairs)
-    ex.check_q_from_bank(_loop, model)
-    assert all(not m._forward_hooks for m in model.modules())
+def test_checkers_leave_no_hooks(shipped_model, all_pairs):
+    ex.check_remove_cross_layer({"decoder.0.cross.x1": lambda x1, name: 1 / 0}, shipped_model, all_pairs)
+    ex.check_q_from_bank(_loop, shipped_model)
+    assert all(not m._forward_hooks for m in shipped_model.modules())
 
 
-def test_solution_note_of_exercise_3(model, pairs):
+def test_solution_note_of_exercise_3(shipped_model, all_pairs):
     """The worked solution says: without cross-attention layer 0, 60 of the 240 training sentences (0.250)
     come out right, far fewer than without either of its heads alone (0.796 and 0.962)."""
-    both = heads.accuracy(model, pairs, ex.reference_patches(0))["train"]
-    one = [heads.accuracy(model, pairs, {"decoder.0.cross.x1": ablate_head(h)})["train"] for h in range(2)]
+    both = heads.accuracy(shipped_model, all_pairs, ex.reference_patches(0))["train"]
+    one = [heads.accuracy(shipped_model, all_pairs, {"decoder.0.cross.x1": ablate_head(h)})["train"] for h in range(2)]
     assert both == 60 / 240
     assert one == [191 / 240, 231 / 240]  # shown as 0.796 and 0.962 in the notebook's table
     assert both < min(one)

@@ -17,22 +17,7 @@ from course_utils import heads, tracing, widgets  # noqa: E402
 from course_utils.data import load_pairs  # noqa: E402
 from course_utils.errors import UnknownWordError  # noqa: E402
 from course_utils.model import ModelConfig  # noqa: E402
-from course_utils.training import TrainConfig, exact_match, load_standard_model, train  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def model(shipped_model):
-    return shipped_model
-
-
-@pytest.fixture(scope="module")
-def pairs(all_pairs):
-    return all_pairs
-
-
-@pytest.fixture(scope="module")
-def batch(shipped_batch):
-    return shipped_batch
+from course_utils.training import TrainConfig, exact_match, train  # noqa: E402
 
 
 # ---------------------------------------------------------------- roles and alignment
@@ -46,16 +31,16 @@ def test_roles_examples():
         heads.english_roles("eat apple")
 
 
-def test_every_pair_aligns(pairs):
+def test_every_pair_aligns(all_pairs):
     """Every German role has an English counterpart, and every English role a German one."""
-    for p in pairs:
+    for p in all_pairs:
         en, de = heads.english_roles(p.english), heads.german_roles(p.german, p.pattern)
         assert len(en) == len(p.english.split()) and len(de) == len(p.german.split())
         assert set(de) == set(en), p
 
 
-def test_aligned_mass_matches_role_sums(model):
-    trace = tracing.run_with_trace(model, "i would like to read book", target="ich möchte ein buch lesen")
+def test_aligned_mass_matches_role_sums(shipped_model):
+    trace = tracing.run_with_trace(shipped_model, "i would like to read book", target="ich möchte ein buch lesen")
     got = heads.aligned_mass(trace, 1, 0)
     w = trace["decoder.1.cross.weights"][0]
     assert [word for word, _ in got] == ["ich", "möchte", "ein", "buch", "lesen"]
@@ -65,23 +50,23 @@ def test_aligned_mass_matches_role_sums(model):
 
 # ---------------------------------------------------------------- the batched pass
 
-def test_batch_equals_one_by_one(model, pairs, batch):
+def test_batch_equals_one_by_one(shipped_model, all_pairs, shipped_batch):
     for i in (0, 70, 100, 200, 263):
-        p = pairs[i]
-        trace = tracing.run_with_trace(model, p.english, target=p.german, names="*.weights")
+        p = all_pairs[i]
+        trace = tracing.run_with_trace(shipped_model, p.english, target=p.german, names="*.weights")
         for key, w in trace.tensors.items():
             H, Tq, Tk = w.shape
-            padded = batch.weights[key][i]
+            padded = shipped_batch.weights[key][i]
             assert torch.allclose(padded[:, :Tq, :Tk], w, atol=1e-5), (i, key)
             assert torch.all(padded[:, :, Tk:] == 0), "padded keys get no weight"
-        assert int(batch.src_len[i]) == len(p.english.split())
-        assert int(batch.tgt_len[i]) == len(p.german.split()) + 1
+        assert int(shipped_batch.src_len[i]) == len(p.english.split())
+        assert int(shipped_batch.tgt_len[i]) == len(p.german.split()) + 1
 
 
 # ---------------------------------------------------------------- statistics
 
-def test_statistics_shape_and_ranges(batch):
-    stats = heads.head_statistics(batch)
+def test_statistics_shape_and_ranges(shipped_batch):
+    stats = heads.head_statistics(shipped_batch)
     assert len(stats) == 3 * 2 * 2
     assert list(stats.index.get_level_values("place").unique()) == list(heads.PLACES)
     mass = stats.drop(columns=["entropy", "uniform entropy"])
@@ -90,48 +75,48 @@ def test_statistics_shape_and_ranges(batch):
     assert stats.loc["cross", "itself"].isna().all() and stats.loc["encoder self", "aligned"].isna().all()
 
 
-def test_statistics_of_uniform_attention(model, pairs):
+def test_statistics_of_uniform_attention(shipped_model, all_pairs):
     """With every attention forced uniform, entropy = uniform entropy and 'itself' = mean 1/n."""
-    with tracing.patch(model, {"*.weights": tracing.uniform_attention}):
-        b = heads.trace_pairs(model, pairs)
+    with tracing.patch(shipped_model, {"*.weights": tracing.uniform_attention}):
+        b = heads.trace_pairs(shipped_model, all_pairs)
     stats = heads.head_statistics(b)
     assert np.allclose(stats["entropy"], stats["uniform entropy"], atol=1e-5)
-    n = np.array([len(p.english.split()) for p in pairs])
+    n = np.array([len(p.english.split()) for p in all_pairs])
     assert np.allclose(stats.loc["encoder self", "itself"], (n * (1 / n)).sum() / n.sum(), atol=1e-6)
     assert np.allclose(heads.head_differences(b)["head 0 vs head 1"], 0.0, atol=1e-6)
 
 
-def test_role_attention_rows_sum_to_one(batch):
+def test_role_attention_rows_sum_to_one(shipped_batch):
     for place in heads.PLACES:
-        table = heads.role_attention(batch, place, 1, 0)
+        table = heads.role_attention(shipped_batch, place, 1, 0)
         assert np.allclose(table.sum(axis=1), 1.0, atol=1e-5), place
-    assert list(heads.role_attention(batch, "cross", 0, 1).index) == ["subject", "modal", "verb", "object", "end"]
+    assert list(heads.role_attention(shipped_batch, "cross", 0, 1).index) == ["subject", "modal", "verb", "object", "end"]
     with pytest.raises(IndexError):
-        heads.role_attention(batch, "cross", 0, 2)
+        heads.role_attention(shipped_batch, "cross", 0, 2)
     with pytest.raises(ValueError):
-        heads.role_attention(batch, "self", 0, 0)
+        heads.role_attention(shipped_batch, "self", 0, 0)
 
 
-def test_head_difference_is_symmetric_and_bounded(batch):
+def test_head_difference_is_symmetric_and_bounded(shipped_batch):
     for place in heads.PLACES:
-        d = heads.head_difference(batch, place, 0)
+        d = heads.head_difference(shipped_batch, place, 0)
         assert 0.0 <= d <= 1.0
 
 
 # ---------------------------------------------------------------- interventions
 
-def test_accuracy_equals_exact_match(model, pairs):
+def test_accuracy_equals_exact_match(shipped_model, all_pairs):
     train_pairs, heldout = load_pairs("train"), load_pairs("heldout")
-    assert heads.accuracy(model, pairs) == {"train": exact_match(model, train_pairs), "heldout": exact_match(model, heldout)}
+    assert heads.accuracy(shipped_model, all_pairs) == {"train": exact_match(shipped_model, train_pairs), "heldout": exact_match(shipped_model, heldout)}
     patches = {"decoder.0.cross.x1": tracing.ablate_head(0)}
-    with tracing.patch(model, patches):
-        want = {"train": exact_match(model, train_pairs), "heldout": exact_match(model, heldout)}
-    assert heads.accuracy(model, pairs, patches) == want
-    assert not any(m._forward_hooks for m in model.modules())
+    with tracing.patch(shipped_model, patches):
+        want = {"train": exact_match(shipped_model, train_pairs), "heldout": exact_match(shipped_model, heldout)}
+    assert heads.accuracy(shipped_model, all_pairs, patches) == want
+    assert not any(m._forward_hooks for m in shipped_model.modules())
 
 
-def test_score_interventions_table(model, pairs):
-    table = heads.score_interventions(model, pairs[::12], {"none": {}, "uniform cross": {"decoder.*.cross.weights": tracing.uniform_attention}})
+def test_score_interventions_table(shipped_model, all_pairs):
+    table = heads.score_interventions(shipped_model, all_pairs[::12], {"none": {}, "uniform cross": {"decoder.*.cross.weights": tracing.uniform_attention}})
     assert list(table.index) == ["none", "uniform cross"] and list(table.columns) == ["train", "heldout"]
     assert table.loc["none", "train"] == 1.0 and table.loc["uniform cross", "train"] < 1.0
 
@@ -139,18 +124,18 @@ def test_score_interventions_table(model, pairs):
 # ---------------------------------------------------------------- the query bank
 
 @pytest.mark.parametrize("prefix", ["encoder.0.self", "encoder.1.self", "decoder.0.self", "decoder.1.cross"])
-def test_query_bank_reproduces_q(model, prefix):
-    trace = tracing.run_with_trace(model, "they can read letter", target="sie können einen brief lesen")
-    tokens, X = heads.query_inputs(model, "they can read letter", prefix, target="sie können einen brief lesen")
+def test_query_bank_reproduces_q(shipped_model, prefix):
+    trace = tracing.run_with_trace(shipped_model, "they can read letter", target="sie können einen brief lesen")
+    tokens, X = heads.query_inputs(shipped_model, "they can read letter", prefix, target="sie können einen brief lesen")
     assert tokens == trace.query_tokens(f"{prefix}.q")
-    mha = heads._mha(model, prefix)
+    mha = heads._mha(shipped_model, prefix)
     for h in range(mha.n_heads):
-        bank, bias = heads.query_bank(model, prefix, h)
+        bank, bias = heads.query_bank(shipped_model, prefix, h)
         assert bank.shape == (mha.d_model, mha.d_head)
         assert torch.equal(bank, mha.w_q.weight[h * mha.d_head:(h + 1) * mha.d_head].T)  # rows of W^Q = columns of weight
         assert torch.allclose(X @ bank + bias, trace[f"{prefix}.q"][h], atol=1e-5)
     with pytest.raises(IndexError):
-        heads.query_bank(model, prefix, 2)
+        heads.query_bank(shipped_model, prefix, 2)
 
 
 def test_contributions_on_a_toy_bank():
@@ -164,8 +149,8 @@ def test_contributions_on_a_toy_bank():
 
 # ---------------------------------------------------------------- the widget's plot function
 
-def test_plot_head_draws_and_labels(model):
-    fig = heads.plot_head("we eat bread", "cross", 0, 1, model=model)
+def test_plot_head_draws_and_labels(shipped_model):
+    fig = heads.plot_head("we eat bread", "cross", 0, 1, model=shipped_model)
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_yticklabels()] == ["<bos> → wir", "wir → essen", "essen → brot", "brot → <eos>"]
     assert [t.get_text() for t in ax.get_xticklabels()] == ["we", "eat", "bread"]
@@ -180,10 +165,10 @@ def test_plot_head_draws_and_labels(model):
     ({"sentence": "we eat bread", "place": "everywhere"}, ValueError, "place must be one of"),
     ({"sentence": "   "}, ValueError, "empty"),
 ])
-def test_plot_head_bad_choices_give_messages(model, choices, exc, text):
+def test_plot_head_bad_choices_give_messages(shipped_model, choices, exc, text):
     with pytest.raises(exc, match=text):
-        heads.plot_head(model=model, **choices)
-    message = widgets.render(lambda **c: heads.plot_head(model=model, **c), choices, widgets.widgets.Output())
+        heads.plot_head(model=shipped_model, **choices)
+    message = widgets.render(lambda **c: heads.plot_head(model=shipped_model, **c), choices, widgets.widgets.Output())
     assert message is not None and text in message and "Traceback" not in message
     plt.close("all")
 
@@ -192,7 +177,7 @@ def test_plot_head_bad_choices_give_messages(model, choices, exc, text):
 
 def test_one_head_model_also_learns_the_corpus(report):
     """Claim F7: notebook 04 trains this model in the notebook and notebook 09's verdict quotes it: a 1-head
-    model of the same width, trained the same way, also translates every training and held-out pair, so two
+    shipped_model of the same width, trained the same way, also translates every training and held-out pair, so two
     heads are not needed to learn this corpus (~5-10 s)."""
     result = train(ModelConfig(n_heads=1), TrainConfig(), log=None, probes={})
     train_acc = exact_match(result.model, load_pairs("train"))
