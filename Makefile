@@ -11,10 +11,10 @@ NB     ?= notebooks/*.ipynb
 
 install: $(STAMP)
 
-$(STAMP): requirements.txt requirements.lock pyproject.toml
+$(STAMP): requirements.txt requirements-dev.txt requirements.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -r requirements.txt -c requirements.lock
+	$(PY) -m pip install --quiet -r requirements.txt -r requirements-dev.txt -c requirements.lock
 	$(PY) -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
 

@@ -9,6 +9,8 @@
 from __future__ import annotations
 
 import copy
+import os
+from pathlib import Path
 
 import pytest
 import torch
@@ -102,3 +104,32 @@ def all_pairs():
 def shipped_batch(shipped_model, all_pairs):
     """heads.trace_pairs of the shipped model over every pair (attention weights of one batched pass)."""
     return heads.trace_pairs(shipped_model, all_pairs)
+
+
+# --- headless Chromium for the publishing tests (test_html_export.py, test_jupyterlab_browser.py) -------------
+# Debian's chromium driven by Playwright for Python: Playwright never downloads a browser of its own here.
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+def _missing(what: str):
+    """Skip on a learner's machine without a browser; fail in CI, where .ci/run installs it."""
+    if os.environ.get("CI"):
+        pytest.fail(f"{what} (CI installs it: see .ci/run)")
+    pytest.skip(what)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """A Playwright Browser on Debian's /usr/bin/chromium, headless, no network services."""
+    if not Path(CHROMIUM).exists():
+        _missing(f"{CHROMIUM} not found: `apt-get install -y chromium`")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _missing("playwright is not installed: `make install` installs requirements-dev.txt")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()

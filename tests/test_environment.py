@@ -7,6 +7,7 @@ conda route would make `pytest --nbval` fail for one group of learners.
 import re
 from pathlib import Path
 
+import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,11 +39,13 @@ def conda_pins() -> dict[str, str]:
     return pins
 
 
-def test_requirements_are_exact_pins_and_in_the_lock():
-    req, lock = pip_pins(ROOT / "requirements.txt"), pip_pins(ROOT / "requirements.lock")
+@pytest.mark.parametrize("requirements", ["requirements.txt", "requirements-dev.txt"])
+def test_requirements_are_exact_pins_and_in_the_lock(requirements):
+    req, lock = pip_pins(ROOT / requirements), pip_pins(ROOT / "requirements.lock")
+    assert req, f"{requirements} pins nothing"
     for name, version in req.items():
-        assert lock.get(name) == version, f"{name}: requirements.txt {version} vs requirements.lock {lock.get(name)}"
-    assert req["torch"] == "2.13.0"
+        assert lock.get(name) == version, f"{name}: {requirements} {version} vs requirements.lock {lock.get(name)}"
+    assert lock["torch"] == "2.13.0"
 
 
 def test_environment_yml_matches_requirements():
