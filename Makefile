@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 NB     ?= notebooks/*.ipynb
 
-.PHONY: install lab test test-fast nbval execute bench models clean
+.PHONY: install lab test test-fast nbval execute html bench models clean
 
 install: $(STAMP)
 
@@ -37,6 +37,10 @@ nbval: install
 # Re-execute notebooks in place (fresh kernel, in order, widget state saved): make execute NB=notebooks/01_*.ipynb
 execute: install
 	$(PY) -m course_utils.execute $(NB)
+
+# Export every notebook with nbconvert (what nbviewer uses) into build/html/, with an index page in notebook order.
+html: install
+	$(PY) -m course_utils.export_html --out build/html $(NB)
 
 bench: install
 	$(PY) benchmarks/bench_training.py
