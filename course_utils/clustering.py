@@ -124,7 +124,7 @@ def plot_context_distance(table: pd.DataFrame, word: str = "eat", sentences=PAIR
                for k in KINDS if k in set(table["kind"])]
     fig.legend(handles=handles, loc="center right", fontsize=8, title="kind")
     fig.suptitle(f"How different is '{word}' in '{sentences[0]}' and '{sentences[1]}'?", fontsize=11)
-    fig.tight_layout(rect=(0, 0, 0.88, 1))
+    fig.set_layout_engine("tight", rect=(0, 0, 0.88, 1))
     return fig
 
 

@@ -29,10 +29,9 @@ def heatmap(matrix, row_labels, col_labels, *, ax=None, title: str | None = None
     ax.set_xticks(range(len(col_labels)), labels=list(col_labels), rotation=45, ha="right", rotation_mode="anchor")
     ax.set_yticks(range(len(row_labels)), labels=list(row_labels))
     ax.tick_params(length=0)
-    ax.set_xticks(np.arange(-0.5, len(col_labels)), minor=True)
-    ax.set_yticks(np.arange(-0.5, len(row_labels)), minor=True)
-    ax.grid(which="minor", color="white", linewidth=0.5)
-    ax.tick_params(which="minor", length=0)
+    # white cell borders as two line collections (minor ticks would cost ~25 ms per panel in a widget)
+    ax.hlines(np.arange(0.5, len(row_labels) - 1), -0.5, len(col_labels) - 0.5, color="white", linewidth=0.5)
+    ax.vlines(np.arange(0.5, len(col_labels) - 1), -0.5, len(row_labels) - 0.5, color="white", linewidth=0.5)
     for side in ax.spines.values():
         side.set_visible(False)
     if annot:
@@ -68,7 +67,7 @@ def show_heatmaps(matrices, row_labels, col_labels, titles, *, suptitle: str | N
                 ylabel=ylabel if i % ncols == 0 else "", **{"vmin": 0.0, "vmax": 1.0, "cbar": i == n - 1, **kwargs})
     if suptitle:
         fig.suptitle(suptitle)
-    fig.tight_layout()
+    fig.set_layout_engine("tight")  # laid out when drawn: once per PNG in a widget
     return fig
 
 
@@ -134,5 +133,5 @@ def plot_loss(history, ax=None, title: str = "Training loss per epoch"):
     ax2.set_ylabel("token accuracy (teacher forcing)")
     ax2.set_ylim(0, 1.02)
     ax.figure.legend(loc="center right", bbox_to_anchor=(0.85, 0.5), fontsize=8)
-    ax.figure.tight_layout()
+    ax.figure.set_layout_engine("tight")
     return ax.figure

@@ -174,7 +174,7 @@ def plot_word_order(traces, layer: int = 0, kind: str = "q", place: str = "encod
     prefix = f"{label} PE: " if label else ""
     ax.set_title(f"{prefix}cosine of {key}{head_txt}\nsame word max|Δ| {gaps['same word max|Δ|']:.3f}, "
                  f"same position max|Δ| {gaps['same position max|Δ|']:.3f}", fontsize=10)
-    ax.figure.tight_layout()
+    ax.figure.set_layout_engine("tight")
     return ax.figure
 
 
@@ -389,7 +389,7 @@ def plot_five(traces, place="encoder self", layer: int = 0, kinds=("q", "k", "v"
     names = list(dict.fromkeys(meta["sentence"]))
     fig.suptitle("one shared projection; labels: words shared by all five sentences + sentence number(s)\n"
                  + "; ".join(f"{i + 1} = {s}" for i, s in enumerate(names)), fontsize=9)
-    fig.tight_layout()
+    fig.set_layout_engine("tight")  # laid out when drawn: once per PNG in a widget
     for texts in panel_texts:  # after the layout: overlaps are measured on the final page
         _avoid_overlaps(fig, texts)
     return fig

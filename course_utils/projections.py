@@ -131,7 +131,7 @@ def plot_query_bank(linear: torch.nn.Linear, n_heads: int, title: str = "$W^Q$ a
     ax.set_ylabel("input feature i (row i of $W^Q$ = one query)")
     ax.set_title(title, pad=18)
     fig.colorbar(im, ax=ax, fraction=0.046)
-    fig.tight_layout()
+    fig.set_layout_engine("tight")  # laid out when drawn: once per PNG in a widget
     return fig
 
 
@@ -148,7 +148,7 @@ def plot_singular_values(spectra: dict[str, np.ndarray], title: str = "Singular 
     ax.set_ylabel("singular value (log scale)")
     ax.set_title(title)
     ax.legend(fontsize=8)
-    fig.tight_layout()
+    fig.set_layout_engine("tight")  # laid out when drawn: once per PNG in a widget
     return fig
 
 
@@ -185,5 +185,5 @@ def plot_three_places(trace, layer: int = 0, head: int = 0):
         heatmap(trace[key][head], rows, trace.key_tokens(key), ax=ax, vmin=0, vmax=1,
                 title=f"{place}\n(layer {layer}, head {head})", xlabel=f"key ({kvfrom.split()[0]})",
                 ylabel=ylabel, cbar=ax is axes[-1])
-    fig.tight_layout()
+    fig.set_layout_engine("tight")  # laid out when drawn: once per PNG in a widget
     return fig

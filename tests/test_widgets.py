@@ -8,7 +8,7 @@ import ipywidgets  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 
 from course_utils.errors import UnknownWordError  # noqa: E402
-from course_utils.widgets import dropdown, interactive_plot, render, slider  # noqa: E402
+from course_utils.widgets import dropdown, figure_png, interactive_plot, render, slider  # noqa: E402
 
 
 def test_interactive_plot_calls_the_function_with_every_change():
@@ -55,3 +55,55 @@ def test_a_good_choice_returns_no_message():
 
     assert render(plot, {}, ipywidgets.Output()) is None
     plt.close("all")
+
+
+def test_views_are_kept_per_choice_and_errors_are_not():
+    calls = []
+
+    def plot(word):
+        calls.append(word)
+        if word == "aple":
+            raise ValueError("unknown word 'aple'")
+        fig, ax = plt.subplots()
+        ax.set_title(word)
+        return fig
+
+    control = dropdown(["eat", "apple", "aple"])
+    ui = interactive_plot(plot, {"word": control})
+    for word in ["apple", "eat", "apple", "aple", "eat", "aple"]:
+        control.value = word
+    assert calls == ["eat", "apple", "aple", "aple"]  # eat and apple drawn once; the bad choice every time
+    ui.clear_cache()
+    control.value = "apple"
+    assert calls[-1] == "apple" and len(calls) == 5
+    assert not plt.get_fignums()  # every figure is closed once it is a PNG
+
+
+def test_cache_can_be_switched_off():
+    calls = []
+
+    def plot(word):
+        calls.append(word)
+        return f"view of {word}"
+
+    control = dropdown(["eat", "apple"])
+    interactive_plot(plot, {"word": control}, cache=False)
+    control.value, control.value = "apple", "eat"
+    assert calls == ["eat", "apple", "eat"]
+
+
+def test_figure_png_draws_once_with_a_layout_engine_else_crops_like_inline():
+    fig, ax = plt.subplots(figsize=(3, 2))
+    ax.set_yticks([0.5], labels=["a very long word label"])
+    fig.set_layout_engine("tight")
+    png = figure_png(fig)
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    assert int.from_bytes(png[16:20], "big") == round(3 * fig.dpi)  # the figure's own size: no crop
+    assert fig.subplotpars.left > 0.35  # the engine made room for the long tick label (default 0.125)
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(3, 2))
+    ax.set_yticks([0.5], labels=["a very long word label"])  # sticks out of the figure on the left
+    png = figure_png(fig)
+    assert int.from_bytes(png[16:20], "big") != round(3 * fig.dpi)  # bbox_inches="tight" kept the label
+    plt.close(fig)
