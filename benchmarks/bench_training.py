@@ -44,9 +44,15 @@ class TorchTranslator(nn.Module):
         self.scale = math.sqrt(d)
         self.src_tok, self.tgt_tok = nn.Embedding(n_src, d, padding_idx=0), nn.Embedding(n_tgt, d, padding_idx=0)
         self.src_pos, self.tgt_pos = nn.Embedding(cfg.max_len, d), nn.Embedding(cfg.max_len, d)
-        self.transformer = nn.Transformer(d_model=d, nhead=cfg.n_heads, num_encoder_layers=cfg.n_layers,
-                                          num_decoder_layers=cfg.n_layers, dim_feedforward=cfg.d_ff,
-                                          dropout=0.0, batch_first=True)
+        self.transformer = nn.Transformer(
+            d_model=d,
+            nhead=cfg.n_heads,
+            num_encoder_layers=cfg.n_layers,
+            num_decoder_layers=cfg.n_layers,
+            dim_feedforward=cfg.d_ff,
+            dropout=0.0,
+            batch_first=True,
+        )
         self.generator = nn.Linear(d, n_tgt)
 
     def forward(self, src, tgt_in):
@@ -54,8 +60,14 @@ class TorchTranslator(nn.Module):
         s = self.src_tok(src) * self.scale + self.src_pos.weight[:Ts]
         t = self.tgt_tok(tgt_in) * self.scale + self.tgt_pos.weight[:Tt]
         not_allowed = torch.ones(Tt, Tt, dtype=torch.bool).triu(1)  # torch's convention: True = may NOT attend
-        y = self.transformer(s, t, tgt_mask=not_allowed, src_key_padding_mask=src == 0,
-                             tgt_key_padding_mask=tgt_in == 0, memory_key_padding_mask=src == 0)
+        y = self.transformer(
+            s,
+            t,
+            tgt_mask=not_allowed,
+            src_key_padding_mask=src == 0,
+            tgt_key_padding_mask=tgt_in == 0,
+            memory_key_padding_mask=src == 0,
+        )
         return self.generator(y)
 
 
@@ -114,13 +126,17 @@ def main():
         n_course = parameter_counts(course_off)["total"]
         n_torch = sum(p.numel() for p in reference.parameters())
         print(f"torch {torch.__version__}, {torch.get_num_threads()} thread; ModelConfig {cfg.to_dict()}")
-        print(f"{len(pairs)} training pairs in {len(batches)} batches of <= {tcfg.batch_size}; parameters: "
-              f"course {n_course:,}, torch {n_torch:,} (nn.Transformer adds a final LayerNorm to encoder and decoder)")
+        print(
+            f"{len(pairs)} training pairs in {len(batches)} batches of <= {tcfg.batch_size}; parameters: "
+            f"course {n_course:,}, torch {n_torch:,} (nn.Transformer adds a final LayerNorm to encoder and decoder)"
+        )
         print(f"{args.warmup} warm-up steps, then {args.rounds} interleaved rounds x {args.steps} steps per variant\n")
 
-        trainers = {OFF: Trainer(course_off, batches, tcfg.lr),
-                    TORCH: Trainer(reference, batches, tcfg.lr),
-                    ON: Trainer(course_on, batches, tcfg.lr, traced=True)}
+        trainers = {
+            OFF: Trainer(course_off, batches, tcfg.lr),
+            TORCH: Trainer(reference, batches, tcfg.lr),
+            ON: Trainer(course_on, batches, tcfg.lr, traced=True),
+        }
         for t in trainers.values():
             t.steps(args.warmup)
         cpu_ms = {name: [] for name in trainers}
@@ -145,20 +161,28 @@ def main():
     def ratio(series, name):  # median of the per-round ratios course / torch
         return med([a / b for a, b in zip(series[name], series[TORCH])])
 
-    print(f"{'variant':<22}{'CPU ms/step':>12}{'wall ms/step':>13}{'CPU ratio':>11}{'wall ratio':>11}{'goal':>9}   result")
+    print(
+        f"{'variant':<22}{'CPU ms/step':>12}{'wall ms/step':>13}{'CPU ratio':>11}{'wall ratio':>11}{'goal':>9}   result"
+    )
     print("-" * 90)
     print(f"{TORCH:<22}{med(cpu_ms[TORCH]):>12.2f}{med(wall_ms[TORCH]):>13.2f}{'1.00':>11}{'1.00':>11}")
     for name, goal in ((OFF, GOALS["off"]), (ON, GOALS["on"])):
         r = ratio(cpu_ms, name)
-        print(f"{name:<22}{med(cpu_ms[name]):>12.2f}{med(wall_ms[name]):>13.2f}{r:>11.2f}{ratio(wall_ms, name):>11.2f}"
-              f"{'<= %.1f' % goal:>9}   {verdict(r, goal)}")
+        print(
+            f"{name:<22}{med(cpu_ms[name]):>12.2f}{med(wall_ms[name]):>13.2f}{r:>11.2f}{ratio(wall_ms, name):>11.2f}"
+            f"{f'<= {goal:.1f}':>9}   {verdict(r, goal)}"
+        )
     print("-" * 90)
     full_s = med(full)
     runs = f", median of {len(full)} runs" if len(full) > 1 else ""
-    print(f"{'full course_model()':<22}{'':>12}{full_s:>11.2f} s{'':>22}{'<= %.0f s' % GOALS['full']:>9}"
-          f"   {verdict(full_s, GOALS['full'])}")
-    print(f"  (wall time of 30 epochs incl. exact-match evaluations and snapshots, CPU time {med(full_cpu):.2f} s; "
-          f"{result.history[-1]['train_exact']:.0%} train exact match{runs})")
+    full_goal = f"<= {GOALS['full']:.0f} s"
+    print(
+        f"{'full course_model()':<22}{'':>12}{full_s:>11.2f} s{'':>22}{full_goal:>9}   {verdict(full_s, GOALS['full'])}"
+    )
+    print(
+        f"  (wall time of 30 epochs incl. exact-match evaluations and snapshots, CPU time {med(full_cpu):.2f} s; "
+        f"{result.history[-1]['train_exact']:.0%} train exact match{runs})"
+    )
     if full_s > 1.3 * med(full_cpu):
         print("  note: wall time well above CPU time: other processes were competing for the CPU")
 

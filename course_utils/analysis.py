@@ -26,7 +26,7 @@ class LabelledVectors:
     def labels(self) -> list[str]:
         return self.meta["label"].tolist()
 
-    def where(self, **conditions) -> "LabelledVectors":
+    def where(self, **conditions) -> LabelledVectors:
         """Subset by metadata, e.g. where(word="eat", kind="x1")."""
         keep = np.ones(len(self.meta), dtype=bool)
         for col, val in conditions.items():
@@ -34,8 +34,15 @@ class LabelledVectors:
         return LabelledVectors(self.X[keep], self.meta[keep].reset_index(drop=True))
 
 
-def collect_vectors(snapshots: dict, sentences, prefix: str, kinds=("q", "k", "v", "x1"), head: int | None = None,
-                    words=None, epochs=None) -> LabelledVectors:
+def collect_vectors(
+    snapshots: dict,
+    sentences,
+    prefix: str,
+    kinds=("q", "k", "v", "x1"),
+    head: int | None = None,
+    words=None,
+    epochs=None,
+) -> LabelledVectors:
     """Gather vectors from training snapshots (epoch -> sentence -> Trace).
 
     prefix: "encoder.0.self", "decoder.1.cross", ...; kinds may include "out", "concat" and
@@ -60,8 +67,16 @@ def collect_vectors(snapshots: dict, sentences, prefix: str, kinds=("q", "k", "v
                 for pos, (tok, v) in enumerate(zip(trace.tokens(key), V)):
                     if words is not None and tok not in words:
                         continue
-                    rows.append({"label": f"{tok}@{kind}@{epoch}", "word": tok, "kind": kind, "epoch": epoch,
-                                 "sentence": sentence, "position": pos})
+                    rows.append(
+                        {
+                            "label": f"{tok}@{kind}@{epoch}",
+                            "word": tok,
+                            "kind": kind,
+                            "epoch": epoch,
+                            "sentence": sentence,
+                            "position": pos,
+                        }
+                    )
                     vecs.append(v.numpy())
     if not rows:
         raise ValueError(f"no vectors matched words={words}")
@@ -111,11 +126,17 @@ class StyledTable:
         return (caption + "\n" if caption else "") + self.data.to_string()
 
 
-def cosine_table(A, B, row_labels, col_labels, caption: str = "", decimals: int = 2, *, uuid: str = "cos") -> StyledTable:
+def cosine_table(
+    A, B, row_labels, col_labels, caption: str = "", decimals: int = 2, *, uuid: str = "cos"
+) -> StyledTable:
     """Colour-styled table of cosine similarities, rounded before colouring so the HTML is identical every run.
 
     `uuid` fixes the HTML ids: give each table of one notebook its own.
     """
     df = pd.DataFrame(cosine_matrix(A, B).round(decimals), index=list(row_labels), columns=list(col_labels))
-    return StyledTable(df.style.set_uuid(uuid).format(f"{{:.{decimals}f}}")
-                       .background_gradient(cmap="RdBu_r", vmin=-1, vmax=1).set_caption(caption))
+    return StyledTable(
+        df.style.set_uuid(uuid)
+        .format(f"{{:.{decimals}f}}")
+        .background_gradient(cmap="RdBu_r", vmin=-1, vmax=1)
+        .set_caption(caption)
+    )

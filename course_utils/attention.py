@@ -36,15 +36,21 @@ class HookPoint(nn.Module):
 
 def _check_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> None:
     if q.dim() < 2 or k.dim() < 2 or v.dim() < 2:
-        raise ShapeError(f"q, k, v need at least 2 dims (..., T, d); got {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}")
+        raise ShapeError(
+            f"q, k, v need at least 2 dims (..., T, d); got {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}"
+        )
     if q.shape[-1] != k.shape[-1]:
-        raise ShapeError(f"q and k must have the same feature size to be multiplied: q {tuple(q.shape)} vs k {tuple(k.shape)}")
+        raise ShapeError(
+            f"q and k must have the same feature size to be multiplied: q {tuple(q.shape)} vs k {tuple(k.shape)}"
+        )
     if k.shape[-2] != v.shape[-2]:
         raise ShapeError(f"k and v must have one row per key position: k {tuple(k.shape)} vs v {tuple(v.shape)}")
     try:
         torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     except RuntimeError:
-        raise ShapeError(f"batch/head dims of q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)} do not match") from None
+        raise ShapeError(
+            f"batch/head dims of q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)} do not match"
+        ) from None
 
 
 def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
@@ -63,7 +69,9 @@ def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None = None) -> to
     try:
         torch.broadcast_shapes(mask.shape, scores.shape)
     except RuntimeError:
-        raise ShapeError(f"mask of shape {tuple(mask.shape)} does not broadcast to scores {tuple(scores.shape)} (..., Tq, Tk)") from None
+        raise ShapeError(
+            f"mask of shape {tuple(mask.shape)} does not broadcast to scores {tuple(scores.shape)} (..., Tq, Tk)"
+        ) from None
     any_allowed = mask.any(dim=-1, keepdim=True)
     scores = scores.masked_fill(~mask, float("-inf")).masked_fill(~any_allowed, 0.0)
     weights = torch.where(mask, torch.softmax(scores, dim=-1).clamp_min(tiny), 0.0)
@@ -131,11 +139,17 @@ class MultiHeadAttention(nn.Module):
         Returns (out (B, Tq, d_model), weights (B, H, Tq, Tk)).
         """
         if query.dim() != 3 or key.dim() != 3 or value.dim() != 3:
-            raise ShapeError(f"expected (B, T, d_model) inputs; got query {tuple(query.shape)}, key {tuple(key.shape)}, value {tuple(value.shape)}")
+            raise ShapeError(
+                f"expected (B, T, d_model) inputs; got query {tuple(query.shape)}, key {tuple(key.shape)}, value {tuple(value.shape)}"
+            )
         if not (query.shape[-1] == key.shape[-1] == value.shape[-1] == self.d_model):
-            raise ShapeError(f"last dim of query/key/value must be d_model={self.d_model}; got {query.shape[-1]}, {key.shape[-1]}, {value.shape[-1]}")
+            raise ShapeError(
+                f"last dim of query/key/value must be d_model={self.d_model}; got {query.shape[-1]}, {key.shape[-1]}, {value.shape[-1]}"
+            )
         if key.shape[:2] != value.shape[:2] or query.shape[0] != key.shape[0]:
-            raise ShapeError(f"key and value need the same (B, Tk) and query the same B: query {tuple(query.shape)}, key {tuple(key.shape)}, value {tuple(value.shape)}")
+            raise ShapeError(
+                f"key and value need the same (B, Tk) and query the same B: query {tuple(query.shape)}, key {tuple(key.shape)}, value {tuple(value.shape)}"
+            )
         q = self.hook_q(self.split_heads(self.w_q(query)))  # (B, H, Tq, dh)
         k = self.hook_k(self.split_heads(self.w_k(key)))  # (B, H, Tk, dh)
         v = self.hook_v(self.split_heads(self.w_v(value)))  # (B, H, Tk, dh)

@@ -25,7 +25,11 @@ from .analysis import collect_vectors, fit_projection
 
 PAIR = ("we want to eat apple", "we want to eat bread")  # the source blog's two sentences
 KINDS = ("q", "k", "v", "x1", "out", "layer_out")
-PLACES = {"encoder self": ("encoder", "self"), "decoder self": ("decoder", "self"), "decoder cross": ("decoder", "cross")}
+PLACES = {
+    "encoder self": ("encoder", "self"),
+    "decoder self": ("decoder", "self"),
+    "decoder cross": ("decoder", "cross"),
+}
 KIND_COLOURS = dict(zip(KINDS, ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown")))
 SENTENCE_MARKERS = ("o", "^", "s", "D", "v", "P")
 
@@ -74,9 +78,15 @@ def between_word_distance(trace, key: str, head=None) -> float:
     return float(np.mean([relative_distance(V[i], V[j]) for i, j in itertools.combinations(range(len(V)), 2)]))
 
 
-def context_distance_table(snapshots, word: str = "eat", sentences=PAIR,
-                           prefixes=("encoder.0.self", "encoder.1.self", "decoder.0.cross", "decoder.1.cross"),
-                           kinds=KINDS, epochs=None, head=None) -> pd.DataFrame:
+def context_distance_table(
+    snapshots,
+    word: str = "eat",
+    sentences=PAIR,
+    prefixes=("encoder.0.self", "encoder.1.self", "decoder.0.cross", "decoder.1.cross"),
+    kinds=KINDS,
+    epochs=None,
+    head=None,
+) -> pd.DataFrame:
     """How far `word`'s vector in sentence 1 is from its vector in sentence 2, per place, kind and epoch.
 
     Columns: place, kind, epoch, cosine distance, relative distance (see `relative_distance`), and
@@ -95,9 +105,17 @@ def context_distance_table(snapshots, word: str = "eat", sentences=PAIR,
                 if word not in t1.tokens(key) or word not in t2.tokens(key):
                     continue
                 a, b = word_vector(t1, key, word, head), word_vector(t2, key, word, head)
-                rows.append({"place": prefix, "kind": kind, "epoch": epoch,
-                             "cosine distance": cosine_distance(a, b), "relative distance": relative_distance(a, b),
-                             "between words": (between_word_distance(t1, key, head) + between_word_distance(t2, key, head)) / 2})
+                rows.append(
+                    {
+                        "place": prefix,
+                        "kind": kind,
+                        "epoch": epoch,
+                        "cosine distance": cosine_distance(a, b),
+                        "relative distance": relative_distance(a, b),
+                        "between words": (between_word_distance(t1, key, head) + between_word_distance(t2, key, head))
+                        / 2,
+                    }
+                )
     if not rows:
         raise ValueError(f"{word!r} occurs in none of {list(prefixes)} for both sentences")
     return pd.DataFrame(rows)
@@ -109,10 +127,18 @@ def plot_context_distance(table: pd.DataFrame, word: str = "eat", sentences=PAIR
     fig, axes = plt.subplots(1, len(places), figsize=(3.2 * len(places) + 0.8, 3.4), sharey=True, squeeze=False)
     for ax, place in zip(axes[0], places):
         sub = table[table["place"] == place]
-        for i, kind in enumerate(dict.fromkeys(sub["kind"])):
+        for kind in dict.fromkeys(sub["kind"]):
             k = sub[sub["kind"] == kind]
-            ax.plot(k["epoch"], k["relative distance"], marker="o", ms=4, color=KIND_COLOURS[kind], label=kind,
-                    linestyle="-" if kind in ("x1", "out", "layer_out") else "--", alpha=0.9)
+            ax.plot(
+                k["epoch"],
+                k["relative distance"],
+                marker="o",
+                ms=4,
+                color=KIND_COLOURS[kind],
+                label=kind,
+                linestyle="-" if kind in ("x1", "out", "layer_out") else "--",
+                alpha=0.9,
+            )
         zero = [k for k in dict.fromkeys(sub["kind"]) if sub.loc[sub["kind"] == k, "relative distance"].max() < 1e-6]
         if zero:  # lines on top of each other at 0: say which
             ax.text(0.5, 0.1, f"identical (0): {', '.join(zero)}", transform=ax.transAxes, ha="center", fontsize=8)
@@ -120,8 +146,18 @@ def plot_context_distance(table: pd.DataFrame, word: str = "eat", sentences=PAIR
         ax.set_xlabel("epoch")
         ax.set_xticks(sorted(set(table["epoch"])))
     axes[0, 0].set_ylabel(f"‖{word}₁ − {word}₂‖ / mean length")
-    handles = [Line2D([], [], color=KIND_COLOURS[k], marker="o", label=k, linestyle="-" if k in ("x1", "out", "layer_out") else "--")
-               for k in KINDS if k in set(table["kind"])]
+    handles = [
+        Line2D(
+            [],
+            [],
+            color=KIND_COLOURS[k],
+            marker="o",
+            label=k,
+            linestyle="-" if k in ("x1", "out", "layer_out") else "--",
+        )
+        for k in KINDS
+        if k in set(table["kind"])
+    ]
     fig.legend(handles=handles, loc="center right", fontsize=8, title="kind")
     fig.suptitle(f"How different is '{word}' in '{sentences[0]}' and '{sentences[1]}'?", fontsize=11)
     fig.set_layout_engine("tight", rect=(0, 0, 0.88, 1))
@@ -129,6 +165,7 @@ def plot_context_distance(table: pd.DataFrame, word: str = "eat", sentences=PAIR
 
 
 # ---- pairwise spread (claim B6) and kind clusters (claim B5) ----
+
 
 def pairwise_spread(X) -> float:
     """The *pairwise spread* of a point cloud: mean Euclidean distance over all pairs of different rows,
@@ -146,8 +183,9 @@ def pairwise_spread(X) -> float:
     return float(np.linalg.norm(X[i] - X[j], axis=1).mean() / np.linalg.norm(X, axis=1).mean())
 
 
-def pairwise_spread_table(snapshots, sentences, epoch: int, layers=(0, 1),
-                          kinds=("q", "k", "v", "x1", "out", "layer_out"), head=None) -> pd.DataFrame:
+def pairwise_spread_table(
+    snapshots, sentences, epoch: int, layers=(0, 1), kinds=("q", "k", "v", "x1", "out", "layer_out"), head=None
+) -> pd.DataFrame:
     """`pairwise_spread` of all vectors of one kind (all words of all `sentences`), per place, at one epoch.
 
     Rows (layer, kind); columns "encoder self", "decoder self", "decoder cross". Cross-attention keys and
@@ -162,7 +200,9 @@ def pairwise_spread_table(snapshots, sentences, epoch: int, layers=(0, 1),
                 if place == "decoder cross" and kind in ("k", "v", "layer_out"):
                     row[place] = np.nan
                     continue
-                lv = collect_vectors(snapshots, sentences, prefix_for(place, layer), kinds=(kind,), epochs=[epoch], head=head)
+                lv = collect_vectors(
+                    snapshots, sentences, prefix_for(place, layer), kinds=(kind,), epochs=[epoch], head=head
+                )
                 row[place] = pairwise_spread(lv.X)
             rows.append(row)
     return pd.DataFrame(rows).set_index(["layer", "kind"])
@@ -181,12 +221,15 @@ def kind_separation(snapshots, sentences, prefix: str, epoch: int, kinds=("q", "
     labels = lv.meta["kind"].to_numpy()
     centroids = np.stack([lv.X[labels == k].mean(0) for k in kinds])
     nearest = np.array(kinds)[np.linalg.norm(lv.X[:, None, :] - centroids[None], axis=-1).argmin(1)]
-    return {"silhouette": float(silhouette_score(lv.X, labels)),
-            "silhouette_2d": float(silhouette_score(fit_projection(lv.X, "pca", 2), labels)),
-            "centroid_accuracy": float((nearest == labels).mean())}
+    return {
+        "silhouette": float(silhouette_score(lv.X, labels)),
+        "silhouette_2d": float(silhouette_score(fit_projection(lv.X, "pca", 2), labels)),
+        "centroid_accuracy": float((nearest == labels).mean()),
+    }
 
 
 # ---- the projection plot behind the widget ----
+
 
 def _coinciding(Y, idx, tol: float = 0.01) -> list[list[int]]:
     """Group the points idx of Y that lie within tol × (size of the whole cloud) of each other."""
@@ -227,6 +270,7 @@ def _label_positions(anchors, Y, gap: float = 0.045, width: float = 0.3):
 def _merged_label(meta: pd.DataFrame, sentences) -> str:
     """One label for the points drawn on one spot: eat@k@15 and eat@k@30 -> "eat@k@15,30". An epoch whose point
     on this spot belongs to only some of the sentences is tagged with that sentence's own words ("·apple")."""
+
     def tag(s):
         others = {w for t in sentences if t != s for w in t.split()}
         return " ·" + " ".join(w for w in s.split() if w not in others)
@@ -244,9 +288,19 @@ def _merged_label(meta: pd.DataFrame, sentences) -> str:
     return " / ".join(parts)
 
 
-def plot_word_projection(snapshots, word: str = "eat", kinds=("q", "k", "v", "x1"), epochs=(1, 15, 30), layer: int = 0,
-                         head="all", place: str = "encoder self", method: str = "pca", dims: int = 2,
-                         sentences=PAIR, label_others: bool = False):
+def plot_word_projection(
+    snapshots,
+    word: str = "eat",
+    kinds=("q", "k", "v", "x1"),
+    epochs=(1, 15, 30),
+    layer: int = 0,
+    head="all",
+    place: str = "encoder self",
+    method: str = "pca",
+    dims: int = 2,
+    sentences=PAIR,
+    label_others: bool = False,
+):
     """Project the vectors of every word of `sentences` (chosen kinds and epochs, one fit: shared axes)
     and highlight `word`, labelled word@kind@epoch as in the source blog; marker shape = sentence.
 
@@ -267,8 +321,10 @@ def plot_word_projection(snapshots, word: str = "eat", kinds=("q", "k", "v", "x1
     focus = (lv.meta["word"] == word).to_numpy()
     if not focus.any():
         tokens = sorted(set(lv.meta["word"]), key=list(lv.meta["word"]).index)
-        raise ValueError(f"{word!r} is not a token of {place} layer {layer} for kinds {', '.join(kinds)}; "
-                       f"tokens there: {', '.join(tokens)}")
+        raise ValueError(
+            f"{word!r} is not a token of {place} layer {layer} for kinds {', '.join(kinds)}; "
+            f"tokens there: {', '.join(tokens)}"
+        )
     if len(lv.X) <= dims:
         raise ValueError(f"only {len(lv.X)} vectors: too few for a {dims}-D projection")
     Y = fit_projection(lv.X, method, dims)  # one BLAS thread inside: faster for a 120 x 64 SVD
@@ -290,17 +346,34 @@ def plot_word_projection(snapshots, word: str = "eat", kinds=("q", "k", "v", "x1
     anchors = np.stack([Y[g].mean(0) for g in groups])
     if dims == 2:
         for (x, y), (lx, ly, ha), text in zip(anchors, _label_positions(anchors, Y), texts):
-            ax.annotate(text, (x, y), (lx, ly), fontsize=8, va="center", ha=ha,
-                        arrowprops={"arrowstyle": "-", "color": "grey", "lw": 0.5, "shrinkA": 0, "shrinkB": 4})
+            ax.annotate(
+                text,
+                (x, y),
+                (lx, ly),
+                fontsize=8,
+                va="center",
+                ha=ha,
+                arrowprops={"arrowstyle": "-", "color": "grey", "lw": 0.5, "shrinkA": 0, "shrinkB": 4},
+            )
     else:
         for xyz, text in zip(anchors, texts):
             ax.text(*xyz, "  " + text, fontsize=8)
     present = [k for k in kinds if k in set(lv.meta.loc[focus, "kind"])]
     handles = [Line2D([], [], color=KIND_COLOURS[k], marker="o", linestyle="", label=k) for k in kinds]
     handles += [Line2D([], [], color="grey", marker=markers[s], linestyle="", label=s) for s in sentences]
-    handles += [Line2D([], [], color="grey", marker="o", linestyle="", markersize=8, markeredgecolor="black",
-                       label=f"'{word}' (large, labelled)"),
-                Line2D([], [], color="grey", marker="o", linestyle="", markersize=4, alpha=0.3, label="other words")]
+    handles += [
+        Line2D(
+            [],
+            [],
+            color="grey",
+            marker="o",
+            linestyle="",
+            markersize=8,
+            markeredgecolor="black",
+            label=f"'{word}' (large, labelled)",
+        ),
+        Line2D([], [], color="grey", marker="o", linestyle="", markersize=4, alpha=0.3, label="other words"),
+    ]
     ax.legend(handles=handles, fontsize=7, loc="best")
     name = {"pca": "PCA", "tsne": "t-SNE"}[method]
     ax.set_xlabel(f"{name} 1")
@@ -310,7 +383,10 @@ def plot_word_projection(snapshots, word: str = "eat", kinds=("q", "k", "v", "x1
     heads = "all heads" if _head(head) is None else f"head {head}"
     missing = [k for k in kinds if k not in present]
     note = f"\n('{word}' has no {', '.join(missing)} vectors here)" if missing else ""
-    ax.set_title(f"'{word}' (large, labelled) among all words: {place} layer {layer}, {heads}, "
-                 f"epochs {', '.join(map(str, epochs))}{note}", fontsize=9)
+    ax.set_title(
+        f"'{word}' (large, labelled) among all words: {place} layer {layer}, {heads}, "
+        f"epochs {', '.join(map(str, epochs))}{note}",
+        fontsize=9,
+    )
     fig.subplots_adjust(left=0.1, right=0.95, bottom=0.09, top=0.9)  # fixed margins: tight_layout costs ~0.2 s
     return fig

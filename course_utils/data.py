@@ -75,7 +75,7 @@ class Vocab:
         self.stoi: dict[str, int] = {w: i for i, w in enumerate(self.itos)}
 
     @classmethod
-    def from_sentences(cls, sentences, language: str) -> "Vocab":
+    def from_sentences(cls, sentences, language: str) -> Vocab:
         return cls((w for s in sentences for w in s.split()), language)
 
     def __len__(self) -> int:
@@ -86,7 +86,7 @@ class Vocab:
 
     @property
     def words(self) -> list[str]:
-        return self.itos[len(SPECIALS):]
+        return self.itos[len(SPECIALS) :]
 
     def encode(self, words: list[str]) -> list[int]:
         for w in words:
@@ -102,8 +102,10 @@ class Vocab:
 def build_vocabs(pairs: list[Pair] | None = None) -> tuple[Vocab, Vocab]:
     """English and German vocabularies of the training split (held-out pairs use only these words)."""
     pairs = load_pairs("train") if pairs is None else pairs
-    return (Vocab.from_sentences([p.english for p in pairs], "English"),
-            Vocab.from_sentences([p.german for p in pairs], "German"))
+    return (
+        Vocab.from_sentences([p.english for p in pairs], "English"),
+        Vocab.from_sentences([p.german for p in pairs], "German"),
+    )
 
 
 def encode_source(vocab: Vocab, sentence, max_len: int) -> list[int]:
@@ -118,7 +120,9 @@ def encode_target(vocab: Vocab, sentence, max_len: int) -> list[int]:
     """German sentence -> <bos> ids <eos>."""
     words = tokenize(sentence)
     if len(words) + 1 > max_len:
-        raise SentenceTooLongError(f"The German sentence has {len(words)} words; this model writes at most {max_len - 1}.")
+        raise SentenceTooLongError(
+            f"The German sentence has {len(words)} words; this model writes at most {max_len - 1}."
+        )
     return [vocab.stoi[BOS]] + vocab.encode(words) + [vocab.stoi[EOS]]
 
 

@@ -1,6 +1,6 @@
 """Execute notebooks in place the way they are committed: fresh kernel, in order, widget state saved.
 
-    python -m course_utils.execute notebooks/01_*.ipynb      (what `make execute` runs)
+python -m course_utils.execute notebooks/01_*.ipynb      (what `make execute` runs)
 """
 
 from __future__ import annotations
@@ -18,8 +18,14 @@ def execute(path: Path, timeout: int = 300) -> float:
     for cell in nb.cells:  # drop volatile metadata from earlier runs
         cell.get("metadata", {}).pop("execution", None)
     start = time.perf_counter()
-    NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}},
-                   store_widget_state=True, record_timing=False).execute()
+    NotebookClient(
+        nb,
+        timeout=timeout,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(path.parent)}},
+        store_widget_state=True,
+        record_timing=False,
+    ).execute()
     seconds = time.perf_counter() - start
     if not _has_widgets(nb):
         nb.metadata.pop("widgets", None)
@@ -28,8 +34,12 @@ def execute(path: Path, timeout: int = 300) -> float:
 
 
 def _has_widgets(nb) -> bool:
-    return any("application/vnd.jupyter.widget-view+json" in o.get("data", {})
-               for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
+    return any(
+        "application/vnd.jupyter.widget-view+json" in o.get("data", {})
+        for c in nb.cells
+        if c.cell_type == "code"
+        for o in c.get("outputs", [])
+    )
 
 
 def main(paths: list[str]) -> int:

@@ -27,12 +27,16 @@ from .plotting import heatmap, show_heatmaps
 from .tracing import patch, record_pairs, run_with_trace
 
 PLACES = ("encoder self", "decoder self", "cross")  # the three kinds of attention, in model order
-PLACE_NAMES = {"encoder self": "encoder self-attention", "decoder self": "decoder self-attention",
-               "cross": "cross-attention"}  # the names used in prose and figure titles
+PLACE_NAMES = {
+    "encoder self": "encoder self-attention",
+    "decoder self": "decoder self-attention",
+    "cross": "cross-attention",
+}  # the names used in prose and figure titles
 ROLES = ("subject", "modal", "verb", "object")
 
 
 # ---------------------------------------------------------------- word roles and alignment
+
 
 def english_roles(words: list[str]) -> list[str]:
     """['we', 'want', 'to', 'eat', 'apple'] -> ['subject', 'modal', 'modal', 'verb', 'object']."""
@@ -57,10 +61,14 @@ def aligned_mass(trace, layer: int, head: int) -> list[tuple[str, float]]:
     german = trace.tgt_tokens[1:]
     en = np.array(english_roles(trace.src_tokens))
     w = trace[f"decoder.{layer}.cross.weights"][head]  # (Tq, Ts); row i produces German word i
-    return [(word, float(w[i, en == role].sum())) for i, (word, role) in enumerate(zip(german, german_roles(german, pattern)))]
+    return [
+        (word, float(w[i, en == role].sum()))
+        for i, (word, role) in enumerate(zip(german, german_roles(german, pattern)))
+    ]
 
 
 # ---------------------------------------------------------------- one batched, teacher-forced pass
+
 
 @dataclass
 class BatchTrace:
@@ -86,16 +94,24 @@ class BatchTrace:
 def trace_pairs(model: Translator, pairs: list[Pair]) -> BatchTrace:
     """Teacher-forced forward pass of all `pairs` in one padded batch, recording every attention weight."""
     cache, src, tgt = record_pairs(model, pairs, "*.weights")
-    return BatchTrace(pairs, dict(cache), (src != 0).sum(1), (tgt != 0).sum(1),
-                      [english_roles(p.english) for p in pairs],
-                      [german_roles(p.german, p.pattern) + ["end"] for p in pairs])
+    return BatchTrace(
+        pairs,
+        dict(cache),
+        (src != 0).sum(1),
+        (tgt != 0).sum(1),
+        [english_roles(p.english) for p in pairs],
+        [german_roles(p.german, p.pattern) + ["end"] for p in pairs],
+    )
 
 
 def _place_key(place: str, layer: int) -> str:
     if place not in PLACES:
         raise ValueError(f"place must be one of {list(PLACES)}; got {place!r}")
-    return {"encoder self": f"encoder.{layer}.self", "decoder self": f"decoder.{layer}.self",
-            "cross": f"decoder.{layer}.cross"}[place] + ".weights"
+    return {
+        "encoder self": f"encoder.{layer}.self",
+        "decoder self": f"decoder.{layer}.self",
+        "cross": f"decoder.{layer}.cross",
+    }[place] + ".weights"
 
 
 def _masses(batch: BatchTrace, place: str, layer: int) -> dict[str, list[np.ndarray]]:
@@ -191,7 +207,7 @@ def head_difference(batch: BatchTrace, place: str, layer: int) -> float:
     B, H = w.shape[:2]
     Tq = torch.arange(w.shape[2])
     lens = batch.src_len if place == "encoder self" else batch.tgt_len
-    real = (Tq[None, :] < lens[:, None])  # (B, Tq): real queries
+    real = Tq[None, :] < lens[:, None]  # (B, Tq): real queries
     if place == "decoder self":
         real[:, 0] = False  # <bos> sees only itself in every head
     dists = []
@@ -206,8 +222,14 @@ def head_differences(batch: BatchTrace, n_layers: int | None = None) -> pd.DataF
     """head_difference for every place and layer, as a table."""
     if n_layers is None:
         n_layers = 1 + max(int(k.split(".")[1]) for k in batch.weights)
-    return _indexed([{"place": place, "layer": layer, "head 0 vs head 1": head_difference(batch, place, layer)}
-                     for place in PLACES for layer in range(n_layers)], ["place", "layer"])
+    return _indexed(
+        [
+            {"place": place, "layer": layer, "head 0 vs head 1": head_difference(batch, place, layer)}
+            for place in PLACES
+            for layer in range(n_layers)
+        ],
+        ["place", "layer"],
+    )
 
 
 def _row_and_key_roles(batch: BatchTrace, b: int, place: str) -> tuple[list[str], list[str]]:
@@ -234,7 +256,7 @@ def role_attention(batch: BatchTrace, place: str, layer: int, head: int) -> pd.D
     counts: dict[str, int] = {}
     for b in range(len(batch.pairs)):
         q_roles, k_roles = _row_and_key_roles(batch, b, place)
-        a = w[b, head, :len(q_roles), :len(k_roles)].double().numpy()
+        a = w[b, head, : len(q_roles), : len(k_roles)].double().numpy()
         k_roles = np.array(k_roles)
         for i, r in enumerate(q_roles):
             row = sums.setdefault(r, {})
@@ -250,13 +272,21 @@ def role_attention(batch: BatchTrace, place: str, layer: int, head: int) -> pd.D
 def plot_roles(batch: BatchTrace, place: str, layer: int):
     """One panel per head: role_attention as a heatmap."""
     tables = [role_attention(batch, place, layer, h) for h in range(batch.n_heads)]
-    ylabel = {"encoder self": "query: English word's role", "decoder self": "query: German input's role",
-              "cross": "query: role of the German word it produces"}[place]
+    ylabel = {
+        "encoder self": "query: English word's role",
+        "decoder self": "query: German input's role",
+        "cross": "query: role of the German word it produces",
+    }[place]
     xlabel = "key: German input's role" if place == "decoder self" else "key: English word's role"
-    return show_heatmaps([t.to_numpy() for t in tables], list(tables[0].index), list(tables[0].columns),
-                         [f"{PLACE_NAMES[place]}, layer {layer}, head {h}" for h in range(batch.n_heads)],
-                         suptitle=f"Where each {PLACE_NAMES[place]} head looks, by word role (mean over all {len(batch.pairs)} pairs)",
-                         xlabel=xlabel, ylabel=ylabel)
+    return show_heatmaps(
+        [t.to_numpy() for t in tables],
+        list(tables[0].index),
+        list(tables[0].columns),
+        [f"{PLACE_NAMES[place]}, layer {layer}, head {h}" for h in range(batch.n_heads)],
+        suptitle=f"Where each {PLACE_NAMES[place]} head looks, by word role (mean over all {len(batch.pairs)} pairs)",
+        xlabel=xlabel,
+        ylabel=ylabel,
+    )
 
 
 def decoder_row_labels(tgt_tokens: list[str], produced: list[str]) -> list[str]:
@@ -273,13 +303,19 @@ def plot_heads(trace, side: str, layer: int, place: str, title: str = ""):
     if side == "decoder":
         rows = decoder_row_labels(rows, trace.tgt_tokens[1:])
     name = {"self": "self-attention", "cross": "cross-attention"}[place]
-    return show_heatmaps(list(w), rows, trace.key_tokens(key), [f"{side} layer {layer} {name}, head {h}" for h in range(w.shape[0])],
-                         suptitle=title or None,
-                         xlabel="key (" + ("German input" if side == "decoder" and place == "self" else "English") + ")",
-                         ylabel="query (" + ("English" if side == "encoder" else "German input → word it produces") + ")")
+    return show_heatmaps(
+        list(w),
+        rows,
+        trace.key_tokens(key),
+        [f"{side} layer {layer} {name}, head {h}" for h in range(w.shape[0])],
+        suptitle=title or None,
+        xlabel="key (" + ("German input" if side == "decoder" and place == "self" else "English") + ")",
+        ylabel="query (" + ("English" if side == "encoder" else "German input → word it produces") + ")",
+    )
 
 
 # ---------------------------------------------------------------- interventions, scored
+
 
 def accuracy(model: Translator, pairs: list[Pair], patches: dict | None = None) -> dict[str, float]:
     """Exact-match accuracy per split ('train', 'heldout') of greedy translations, with `patches` applied.
@@ -303,6 +339,7 @@ def score_interventions(model: Translator, pairs: list[Pair], interventions: dic
 
 
 # ---------------------------------------------------------------- W^Q as a bank of queries
+
 
 def query_bank(model: Translator, prefix: str, head: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Head `head`'s slice of W^Q (forum convention, q = x·W^Q + b) at `prefix` ("encoder.0.self", "decoder.1.cross", ...).
@@ -356,14 +393,24 @@ def contributions(tokens: list[str], X: torch.Tensor, bank: torch.Tensor, k: int
     for tok, s in zip(tokens, share):
         top = torch.topk(s, k)
         cumulative = torch.sort(s, descending=True).values.cumsum(0)
-        rows.append({"token": tok, f"top {k} rows": top.indices.tolist(), f"share of top {k}": float(top.values.sum()),
-                     "rows for half": int((cumulative < 0.5).sum()) + 1})
+        rows.append(
+            {
+                "token": tok,
+                f"top {k} rows": top.indices.tolist(),
+                f"share of top {k}": float(top.values.sum()),
+                "rows for half": int((cumulative < 0.5).sum()) + 1,
+            }
+        )
     return pd.DataFrame(rows).set_index("token")
 
 
 # ---------------------------------------------------------------- the widget's plot
 
-WIDGET_PLACES = {"encoder self": ("encoder", "self"), "decoder self": ("decoder", "self"), "cross": ("decoder", "cross")}
+WIDGET_PLACES = {
+    "encoder self": ("encoder", "self"),
+    "decoder self": ("decoder", "self"),
+    "cross": ("decoder", "cross"),
+}
 
 
 def plot_head(sentence: str, place: str = "cross", layer: int = 0, head: int = 0, model: Translator | None = None):
@@ -384,8 +431,14 @@ def plot_head(sentence: str, place: str = "cross", layer: int = 0, head: int = 0
     rows = trace.query_tokens(key)
     if side == "decoder":  # the row at decoder input i produces output word i+1
         rows = decoder_row_labels(rows, trace.translation)
-    fig = heatmap(w[head], rows, trace.key_tokens(key), vmin=0.0, vmax=1.0,
-                  title=f"{PLACE_NAMES[place]}, layer {layer}, head {head}\n{' '.join(trace.src_tokens)!r} → {' '.join(trace.translation)!r}",
-                  xlabel="key (" + ("German input" if place == "decoder self" else "English") + ")",
-                  ylabel="query (" + ("English" if side == "encoder" else "German input → word it produces") + ")")
+    fig = heatmap(
+        w[head],
+        rows,
+        trace.key_tokens(key),
+        vmin=0.0,
+        vmax=1.0,
+        title=f"{PLACE_NAMES[place]}, layer {layer}, head {head}\n{' '.join(trace.src_tokens)!r} → {' '.join(trace.translation)!r}",
+        xlabel="key (" + ("German input" if place == "decoder self" else "English") + ")",
+        ylabel="query (" + ("English" if side == "encoder" else "German input → word it produces") + ")",
+    )
     return fig  # no tight_layout: the inline backend saves with bbox_inches="tight" (and re-rendering stays fast)

@@ -85,7 +85,9 @@ class Embedding(nn.Module):
 
 class FeedForward(nn.Sequential):
     def __init__(self, cfg: ModelConfig):
-        super().__init__(nn.Linear(cfg.d_model, cfg.d_ff), nn.ReLU(), nn.Dropout(cfg.dropout), nn.Linear(cfg.d_ff, cfg.d_model))
+        super().__init__(
+            nn.Linear(cfg.d_model, cfg.d_ff), nn.ReLU(), nn.Dropout(cfg.dropout), nn.Linear(cfg.d_ff, cfg.d_model)
+        )
 
 
 class EncoderLayer(nn.Module):
@@ -166,7 +168,9 @@ class Translator(nn.Module):
         return self.decode(tgt_in, memory, src_mask)
 
 
-def build_model(cfg: ModelConfig | None = None, src_vocab: Vocab | None = None, tgt_vocab: Vocab | None = None, seed: int = 0) -> Translator:
+def build_model(
+    cfg: ModelConfig | None = None, src_vocab: Vocab | None = None, tgt_vocab: Vocab | None = None, seed: int = 0
+) -> Translator:
     """A freshly initialised translator; same seed -> same weights. Vocabularies default to the course corpus."""
     from .data import build_vocabs
 
@@ -181,8 +185,8 @@ def build_model(cfg: ModelConfig | None = None, src_vocab: Vocab | None = None, 
 def parameter_counts(model: Translator) -> dict[str, int]:
     """Number of parameters per part (embeddings, each encoder/decoder layer, generator) and in total."""
     parts = {"source embedding": model.src_embed, "target embedding": model.tgt_embed}
-    parts.update({f"encoder layer {i}": l for i, l in enumerate(model.encoder)})
-    parts.update({f"decoder layer {i}": l for i, l in enumerate(model.decoder)})
+    parts.update({f"encoder layer {i}": layer for i, layer in enumerate(model.encoder)})
+    parts.update({f"decoder layer {i}": layer for i, layer in enumerate(model.decoder)})
     parts["generator"] = model.generator
     counts = {k: sum(p.numel() for p in m.parameters()) for k, m in parts.items()}
     counts["total"] = sum(p.numel() for p in model.parameters())

@@ -15,9 +15,22 @@ def _np(x) -> np.ndarray:
     return x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else np.asarray(x)
 
 
-def heatmap(matrix, row_labels, col_labels, *, ax=None, title: str | None = None, xlabel: str = "key",
-            ylabel: str = "query", annot: bool = True, fmt: str = ".2f", cmap: str = "viridis",
-            vmin: float | None = None, vmax: float | None = None, cbar: bool = True):
+def heatmap(
+    matrix,
+    row_labels,
+    col_labels,
+    *,
+    ax=None,
+    title: str | None = None,
+    xlabel: str = "key",
+    ylabel: str = "query",
+    annot: bool = True,
+    fmt: str = ".2f",
+    cmap: str = "viridis",
+    vmin: float | None = None,
+    vmax: float | None = None,
+    cbar: bool = True,
+):
     """Annotated, word-labelled heatmap (the look of seaborn's heatmap, drawn with imshow: fast enough
     for widgets). matrix (rows, cols)."""
     m = _np(matrix)
@@ -39,8 +52,15 @@ def heatmap(matrix, row_labels, col_labels, *, ax=None, title: str | None = None
         light = (0.299 * rgba[..., 0] + 0.587 * rgba[..., 1] + 0.114 * rgba[..., 2]) > 0.5
         for i in range(m.shape[0]):
             for j in range(m.shape[1]):
-                ax.text(j, i, format(m[i, j], fmt), ha="center", va="center", fontsize=8,
-                        color="black" if light[i, j] else "white")
+                ax.text(
+                    j,
+                    i,
+                    format(m[i, j], fmt),
+                    ha="center",
+                    va="center",
+                    fontsize=8,
+                    color="black" if light[i, j] else "white",
+                )
     if cbar:
         ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.03)
     ax.set_xlabel(xlabel)
@@ -50,8 +70,18 @@ def heatmap(matrix, row_labels, col_labels, *, ax=None, title: str | None = None
     return ax.figure
 
 
-def show_heatmaps(matrices, row_labels, col_labels, titles, *, suptitle: str | None = None,
-                  xlabel: str = "key", ylabel: str = "query", ncols: int | None = None, **kwargs):
+def show_heatmaps(
+    matrices,
+    row_labels,
+    col_labels,
+    titles,
+    *,
+    suptitle: str | None = None,
+    xlabel: str = "key",
+    ylabel: str = "query",
+    ncols: int | None = None,
+    **kwargs,
+):
     """Several heatmaps side by side with shared labels (like d2l's show_heatmaps). matrices (n, rows, cols)."""
     matrices = [_np(m) for m in matrices]
     n = len(matrices)
@@ -63,8 +93,16 @@ def show_heatmaps(matrices, row_labels, col_labels, titles, *, suptitle: str | N
         if i >= n:
             ax.axis("off")
             continue
-        heatmap(matrices[i], row_labels, col_labels, ax=ax, title=titles[i], xlabel=xlabel,
-                ylabel=ylabel if i % ncols == 0 else "", **{"vmin": 0.0, "vmax": 1.0, "cbar": i == n - 1, **kwargs})
+        heatmap(
+            matrices[i],
+            row_labels,
+            col_labels,
+            ax=ax,
+            title=titles[i],
+            xlabel=xlabel,
+            ylabel=ylabel if i % ncols == 0 else "",
+            **{"vmin": 0.0, "vmax": 1.0, "cbar": i == n - 1, **kwargs},
+        )
     if suptitle:
         fig.suptitle(suptitle)
     fig.set_layout_engine("tight")  # laid out when drawn: once per PNG in a widget
@@ -83,29 +121,48 @@ def plot_attention(trace, side: str = "encoder", layer: int = 0, place: str = "s
         if not 0 <= h < w.shape[0]:
             raise IndexError(f"head {h} out of range: {key} has heads 0..{w.shape[0] - 1}")
     titles = [f"{side} layer {layer} {place}, head {h}" for h in heads]
-    return show_heatmaps([w[h] for h in heads], trace.query_tokens(key), trace.key_tokens(key), titles,
-                         xlabel="key (" + ("English" if side == "encoder" or place == "cross" else "German") + ")",
-                         ylabel="query (" + ("English" if side == "encoder" else "German") + ")", **kwargs)
+    return show_heatmaps(
+        [w[h] for h in heads],
+        trace.query_tokens(key),
+        trace.key_tokens(key),
+        titles,
+        xlabel="key (" + ("English" if side == "encoder" or place == "cross" else "German") + ")",
+        ylabel="query (" + ("English" if side == "encoder" else "German") + ")",
+        **kwargs,
+    )
 
 
-def scatter_labelled(points, labels, *, groups=None, ax=None, title: str | None = None,
-                     xlabel: str = "component 1", ylabel: str = "component 2", zlabel: str = "component 3",
-                     fontsize: int = 8, legend_title: str | None = None):
+def scatter_labelled(
+    points,
+    labels,
+    *,
+    groups=None,
+    ax=None,
+    title: str | None = None,
+    xlabel: str = "component 1",
+    ylabel: str = "component 2",
+    zlabel: str = "component 3",
+    fontsize: int = 8,
+    legend_title: str | None = None,
+):
     """2-D or 3-D scatter with a text label at every point; `groups` colours points (one legend entry each)."""
     p = _np(points)
     if p.ndim != 2 or p.shape[1] not in (2, 3) or len(p) != len(labels):
-        raise ValueError(f"points must be (N, 2) or (N, 3) with N = len(labels); got {p.shape} and {len(labels)} labels")
+        raise ValueError(
+            f"points must be (N, 2) or (N, 3) with N = len(labels); got {p.shape} and {len(labels)} labels"
+        )
     dims = p.shape[1]
     if ax is None:
         fig = plt.figure(figsize=(7.5, 6))
         ax = fig.add_subplot(111, projection="3d" if dims == 3 else None)
     groups = list(groups) if groups is not None else ["points"] * len(p)
     import seaborn as sns
+
     palette = dict(zip(dict.fromkeys(groups), sns.color_palette("tab10", n_colors=max(3, len(set(groups))))))
     for g, colour in palette.items():
         idx = [i for i, gi in enumerate(groups) if gi == g]
         ax.scatter(*p[idx].T, color=colour, label=str(g), s=28)
-    for (xyz, lab, g) in zip(p, labels, groups):
+    for xyz, lab, g in zip(p, labels, groups):
         ax.text(*xyz, lab, fontsize=fontsize, color=palette[g])
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)

@@ -40,6 +40,7 @@ TOLERANCE = 1e-5  # float32 noise: differences below this count as "equal"
 
 # ---- trace keys ----
 
+
 def trace_key(place: str = "encoder self", layer: int = 0, kind: str = "q") -> str:
     """("encoder self", 0, "q") -> "encoder.0.self.q"; kind "layer_out" -> "encoder.0.layer_out"; "embed" -> "encoder.embed"."""
     if place not in PLACES:
@@ -62,6 +63,7 @@ def _check_layer(trace, key: str) -> None:
 
 # ---- 07: the same words in another order ----
 
+
 def word_permutation(tokens_a, tokens_b) -> list[int]:
     """perm with tokens_b[i] == tokens_a[perm[i]]: where each word of b sits in a.
 
@@ -83,7 +85,7 @@ def _vectors(trace, key: str, head=None) -> np.ndarray:
         if head is not None:
             if not 0 <= head < w.shape[0]:
                 raise IndexError(f"head {head} out of range: {key} has heads 0..{w.shape[0] - 1}")
-            w = w[head:head + 1]
+            w = w[head : head + 1]
         return w
     if head is not None and key.split(".")[-1] not in ("q", "k", "v", "x1"):
         raise ValueError(f"{key.split('.')[-1]} mixes the heads (it comes after W^O or the layer): choose head 'all'")
@@ -119,14 +121,20 @@ def order_gaps(trace_a, trace_b, keys, head=None) -> pd.DataFrame:
     for key in keys:
         A, B = _vectors(trace_a, key, head), _vectors(trace_b, key, head)
         PA, _ = aligned(trace_a, trace_b, key, head)
-        rows.append({"key": key, "same position max|Δ|": float(np.abs(B - A).max()),
-                     "same word max|Δ|": float(np.abs(B - PA).max()),
-                     "same word min cos": float(_rowwise_cos(PA, B).min())})
+        rows.append(
+            {
+                "key": key,
+                "same position max|Δ|": float(np.abs(B - A).max()),
+                "same word max|Δ|": float(np.abs(B - PA).max()),
+                "same word min cos": float(_rowwise_cos(PA, B).min()),
+            }
+        )
     return pd.DataFrame(rows).set_index("key")
 
 
-def cosine_across(trace_a, trace_b, key: str, head=None, *, uuid: str, caption: str | None = None,
-                  decimals: int = 3) -> StyledTable:
+def cosine_across(
+    trace_a, trace_b, key: str, head=None, *, uuid: str, caption: str | None = None, decimals: int = 3
+) -> StyledTable:
     """Colour-styled cosine table: rows = vectors of sentence a, columns = vectors of sentence b.
 
     `uuid` must differ between the tables of one notebook (the HTML ids must be unique and fixed).
@@ -134,9 +142,13 @@ def cosine_across(trace_a, trace_b, key: str, head=None, *, uuid: str, caption: 
     A, B = _vectors(trace_a, key, head), _vectors(trace_b, key, head)
     if A.ndim != 2:
         raise ValueError(f"{key} is not a set of vectors; choose q, k, v, x1, out or layer_out")
-    caption = caption or f"{key}: cosine between the words of '{' '.join(trace_a.src_tokens)}' (rows) and '{' '.join(trace_b.src_tokens)}' (columns)"
-    return analysis.cosine_table(A, B, trace_a.tokens(key), trace_b.tokens(key), caption=caption, decimals=decimals,
-                                 uuid=uuid)
+    caption = (
+        caption
+        or f"{key}: cosine between the words of '{' '.join(trace_a.src_tokens)}' (rows) and '{' '.join(trace_b.src_tokens)}' (columns)"
+    )
+    return analysis.cosine_table(
+        A, B, trace_a.tokens(key), trace_b.tokens(key), caption=caption, decimals=decimals, uuid=uuid
+    )
 
 
 def anti_diagonal(M) -> np.ndarray:
@@ -151,8 +163,9 @@ def word_order_traces(model, a: str = WORD_ORDER[0], b: str = WORD_ORDER[1], tar
     return run_with_trace(model, a, target=target), run_with_trace(model, b, target=target)
 
 
-def plot_word_order(traces, layer: int = 0, kind: str = "q", place: str = "encoder self", head="all", ax=None,
-                    label: str = ""):
+def plot_word_order(
+    traces, layer: int = 0, kind: str = "q", place: str = "encoder self", head="all", ax=None, label: str = ""
+):
     """Heatmap of cosines between the two word orders' vectors at one place, with the gaps in the title.
 
     `traces` is the pair (trace_a, trace_b) from `word_order_traces`; `label` (e.g. "learned") starts the
@@ -168,12 +181,24 @@ def plot_word_order(traces, layer: int = 0, kind: str = "q", place: str = "encod
     gaps = order_gaps(a, b, [key], head).iloc[0]
     if ax is None:
         _, ax = plt.subplots(figsize=(5.6, 4.2))
-    plotting.heatmap(analysis.cosine_matrix(A, B), a.tokens(key), b.tokens(key), ax=ax, cmap="RdBu_r",
-                     vmin=-1, vmax=1, xlabel=f"'{' '.join(b.src_tokens)}'", ylabel=f"'{' '.join(a.src_tokens)}'")
+    plotting.heatmap(
+        analysis.cosine_matrix(A, B),
+        a.tokens(key),
+        b.tokens(key),
+        ax=ax,
+        cmap="RdBu_r",
+        vmin=-1,
+        vmax=1,
+        xlabel=f"'{' '.join(b.src_tokens)}'",
+        ylabel=f"'{' '.join(a.src_tokens)}'",
+    )
     head_txt = "" if head in (None, "all") else f", head {head}"
     prefix = f"{label} PE: " if label else ""
-    ax.set_title(f"{prefix}cosine of {key}{head_txt}\nsame word max|Δ| {gaps['same word max|Δ|']:.3f}, "
-                 f"same position max|Δ| {gaps['same position max|Δ|']:.3f}", fontsize=10)
+    ax.set_title(
+        f"{prefix}cosine of {key}{head_txt}\nsame word max|Δ| {gaps['same word max|Δ|']:.3f}, "
+        f"same position max|Δ| {gaps['same position max|Δ|']:.3f}",
+        fontsize=10,
+    )
     ax.figure.set_layout_engine("tight")
     return ax.figure
 
@@ -190,6 +215,7 @@ def distinct_translations(model, sentence: str) -> dict[str, int]:
 
 
 # ---- 08: how far a word's vectors move between sentences ----
+
 
 def shared_positions(traces, key: str) -> list[tuple[int, str]]:
     """(position, token) pairs where every trace has the same token at the same position."""
@@ -240,9 +266,18 @@ def spread_table(traces, kinds=VECTOR_KINDS, head=None, n_layers: int | None = N
                     continue
                 key = trace_key(place, layer, kind)
                 spreads = word_spread(traces, key, head)
-                rows.append({"side": place.split()[0], "layer": layer, "place": place.split()[1], "kind": kind,
-                             "key": key, "shared words": " ".join(spreads), "word spread": float(np.mean(list(spreads.values()))),
-                             "cloud spread": cloud_spread(traces, key, head)})
+                rows.append(
+                    {
+                        "side": place.split()[0],
+                        "layer": layer,
+                        "place": place.split()[1],
+                        "kind": kind,
+                        "key": key,
+                        "shared words": " ".join(spreads),
+                        "word spread": float(np.mean(list(spreads.values()))),
+                        "cloud spread": cloud_spread(traces, key, head),
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -268,8 +303,15 @@ def _snapshots(traces) -> tuple[dict, list[str]]:
     return {0: dict(zip(names, traces))}, names
 
 
-def five_projection(traces, places=("encoder self",), layer: int = 0, kinds=("q", "k", "v", "out"), head="all",
-                    method: str = "pca", unit: bool = True):
+def five_projection(
+    traces,
+    places=("encoder self",),
+    layer: int = 0,
+    kinds=("q", "k", "v", "out"),
+    head="all",
+    method: str = "pca",
+    unit: bool = True,
+):
     """Vectors of the given places/kinds of all traces in ONE shared projection.
 
     unit=True divides every vector by its length first: the picture then shows directions, which is
@@ -309,8 +351,14 @@ def merged_labels(points, words, numbers, kinds, tol: float = 1e-3) -> list[str]
         if i in done:
             labels.append("")
             continue
-        same = [j for j in range(i, len(points)) if j not in done and words[j] == words[i] and kinds[j] == kinds[i]
-                and np.abs(points[j] - points[i]).max() <= tol * scale]
+        same = [
+            j
+            for j in range(i, len(points))
+            if j not in done
+            and words[j] == words[i]
+            and kinds[j] == kinds[i]
+            and np.abs(points[j] - points[i]).max() <= tol * scale
+        ]
         done.update(same)
         nums = sorted(numbers[j] for j in same)
         run = len(nums) > 2 and nums == list(range(nums[0], nums[-1] + 1))
@@ -349,8 +397,15 @@ def _avoid_overlaps(fig, texts) -> None:
         placed.append(box)
 
 
-def plot_five(traces, place="encoder self", layer: int = 0, kinds=("q", "k", "v", "out"), head="all",
-              method: str = "pca", unit: bool = True):
+def plot_five(
+    traces,
+    place="encoder self",
+    layer: int = 0,
+    kinds=("q", "k", "v", "out"),
+    head="all",
+    method: str = "pca",
+    unit: bool = True,
+):
     """Scatter of the five sentences' vectors (colour = kind), labelled for the words all five share.
 
     `place` may be one place or a list of places: one panel each, stacked, all in one shared projection.
@@ -370,25 +425,41 @@ def plot_five(traces, place="encoder self", layer: int = 0, kinds=("q", "k", "v"
     for ax, pl in zip(axes[:, 0], places):
         m = (meta["place"] == pl).to_numpy()
         Pm, sm, kinds_here = P[m], shared[m], meta["kind"][m].to_numpy()
-        labels = merged_labels(Pm[sm], meta["word"][m][sm].tolist(), meta["sentence_no"][m][sm].tolist(),
-                               kinds_here[sm].tolist(), tol=LABEL_MERGE)
+        labels = merged_labels(
+            Pm[sm],
+            meta["word"][m][sm].tolist(),
+            meta["sentence_no"][m][sm].tolist(),
+            kinds_here[sm].tolist(),
+            tol=LABEL_MERGE,
+        )
         for kind in dict.fromkeys(kinds_here):  # one fixed colour per kind in every figure
             idx = kinds_here == kind
             ax.scatter(*Pm[idx & ~sm].T, color=KIND_COLOURS[kind], s=14, alpha=0.2, linewidths=0)
             ax.scatter(*Pm[idx & sm].T, color=KIND_COLOURS[kind], label=kind, s=30, edgecolors="white", linewidths=0.5)
-        texts = [ax.annotate(lab, xy, xytext=(4, 3), textcoords="offset points", fontsize=LABEL_FONTSIZE,
-                             color=KIND_COLOURS[kind])   # offset: the marker must not hide the first letter
-                 for xy, lab, kind in zip(Pm[sm], labels, kinds_here[sm]) if lab]
+        texts = [
+            ax.annotate(
+                lab, xy, xytext=(4, 3), textcoords="offset points", fontsize=LABEL_FONTSIZE, color=KIND_COLOURS[kind]
+            )  # offset: the marker must not hide the first letter
+            for xy, lab, kind in zip(Pm[sm], labels, kinds_here[sm])
+            if lab
+        ]
         panel_texts.append(texts)
         ax.scatter([], [], color="grey", s=14, alpha=0.3, linewidths=0, label="faint: other words\n(not shared)")
         ax.set_title(f"{pl} attention, layer {layer} ({head_txt})", fontsize=11)
-        ax.set(xlabel=f"{axis} 1", ylabel=f"{axis} 2",
-               xlim=(lo[0] - pad[0], hi[0] + pad[0]), ylim=(lo[1] - pad[1], hi[1] + pad[1]))
+        ax.set(
+            xlabel=f"{axis} 1",
+            ylabel=f"{axis} 2",
+            xlim=(lo[0] - pad[0], hi[0] + pad[0]),
+            ylim=(lo[1] - pad[1], hi[1] + pad[1]),
+        )
         # a fixed place: loc="best" would search over every label at each draw
         ax.legend(title="kind", fontsize=9, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     names = list(dict.fromkeys(meta["sentence"]))
-    fig.suptitle("one shared projection; labels: words shared by all five sentences + sentence number(s)\n"
-                 + "; ".join(f"{i + 1} = {s}" for i, s in enumerate(names)), fontsize=9)
+    fig.suptitle(
+        "one shared projection; labels: words shared by all five sentences + sentence number(s)\n"
+        + "; ".join(f"{i + 1} = {s}" for i, s in enumerate(names)),
+        fontsize=9,
+    )
     fig.set_layout_engine("tight")  # laid out when drawn: once per PNG in a widget
     for texts in panel_texts:  # after the layout: overlaps are measured on the final page
         _avoid_overlaps(fig, texts)

@@ -22,10 +22,14 @@ from .plotting import heatmap
 
 # A toy vocabulary and an explicit W^Q in the forum's convention (x · W^Q): one row per word, d_k = 3.
 TOY_VOCAB = ["eat", "drink", "read", "apple"]
-TOY_WQ = torch.tensor([[1.0, 0.0, 2.0],   # the query "eat" asks
-                       [0.0, 1.0, 1.0],   # ... "drink"
-                       [3.0, 0.0, 0.0],   # ... "read"
-                       [0.0, 2.0, 1.0]])  # ... "apple"
+TOY_WQ = torch.tensor(
+    [
+        [1.0, 0.0, 2.0],  # the query "eat" asks
+        [0.0, 1.0, 1.0],  # ... "drink"
+        [3.0, 0.0, 0.0],  # ... "read"
+        [0.0, 2.0, 1.0],
+    ]
+)  # ... "apple"
 
 
 def one_hot(word: str, vocab=TOY_VOCAB) -> torch.Tensor:
@@ -47,7 +51,7 @@ def head_banks(linear: torch.nn.Linear, n_heads: int) -> list[torch.Tensor]:
     """Each head's own bank: the columns of W^Q (= rows of linear.weight) that head uses, each (d_in, dh)."""
     W = query_bank(linear)
     dh = W.shape[1] // n_heads
-    return [W[:, h * dh:(h + 1) * dh] for h in range(n_heads)]
+    return [W[:, h * dh : (h + 1) * dh] for h in range(n_heads)]
 
 
 @torch.no_grad()
@@ -141,8 +145,7 @@ def plot_singular_values(spectra: dict[str, np.ndarray], title: str = "Singular 
     colours = {}
     for name, s in spectra.items():  # same colour for the same matrix; dashed = "init" in the name
         c = colours.setdefault(name.split()[0], f"C{len(colours)}")
-        ax.plot(np.arange(1, len(s) + 1), s, marker=".", ms=3, label=name, color=c,
-                ls="--" if "init" in name else "-")
+        ax.plot(np.arange(1, len(s) + 1), s, marker=".", ms=3, label=name, color=c, ls="--" if "init" in name else "-")
     ax.set_yscale("log")
     ax.set_xlabel("index (largest first)")
     ax.set_ylabel("singular value (log scale)")
@@ -164,10 +167,20 @@ def places_table(trace, layer: int = 0) -> pd.DataFrame:
     rows = []
     for place, prefix, qfrom, kvfrom, mask in PLACES:
         p = prefix.format(layer=layer)
-        rows.append({"place": place, "trace key": p, "Q from": qfrom, "K, V from": kvfrom, "mask": mask,
-                     "q (H, Tq, dh)": tuple(trace[f"{p}.q"].shape), "k (H, Tk, dh)": tuple(trace[f"{p}.k"].shape),
-                     "v (H, Tk, dh)": tuple(trace[f"{p}.v"].shape),
-                     "query tokens": " ".join(trace.tokens(f"{p}.q")), "key tokens": " ".join(trace.tokens(f"{p}.k"))})
+        rows.append(
+            {
+                "place": place,
+                "trace key": p,
+                "Q from": qfrom,
+                "K, V from": kvfrom,
+                "mask": mask,
+                "q (H, Tq, dh)": tuple(trace[f"{p}.q"].shape),
+                "k (H, Tk, dh)": tuple(trace[f"{p}.k"].shape),
+                "v (H, Tk, dh)": tuple(trace[f"{p}.v"].shape),
+                "query tokens": " ".join(trace.tokens(f"{p}.q")),
+                "key tokens": " ".join(trace.tokens(f"{p}.k")),
+            }
+        )
     return pd.DataFrame(rows).set_index("place")
 
 
@@ -182,8 +195,17 @@ def plot_three_places(trace, layer: int = 0, head: int = 0):
         rows, ylabel = trace.query_tokens(key), f"query ({qfrom})"
         if key.startswith("decoder"):
             rows, ylabel = decoder_row_labels(rows, trace.tgt_tokens[1:]), f"query ({qfrom} input → next word)"
-        heatmap(trace[key][head], rows, trace.key_tokens(key), ax=ax, vmin=0, vmax=1,
-                title=f"{place}\n(layer {layer}, head {head})", xlabel=f"key ({kvfrom.split()[0]})",
-                ylabel=ylabel, cbar=ax is axes[-1])
+        heatmap(
+            trace[key][head],
+            rows,
+            trace.key_tokens(key),
+            ax=ax,
+            vmin=0,
+            vmax=1,
+            title=f"{place}\n(layer {layer}, head {head})",
+            xlabel=f"key ({kvfrom.split()[0]})",
+            ylabel=ylabel,
+            cbar=ax is axes[-1],
+        )
     fig.set_layout_engine("tight")  # laid out when drawn: once per PNG in a widget
     return fig

@@ -80,8 +80,14 @@ def _stats(s: torch.Tensor, d: int, divisor: float) -> dict:
     """score_stats of already scaled scores s (n_queries, n_keys)."""
     n_keys = s.shape[-1]
     w = torch.softmax(s, dim=-1)
-    return {"d": d, "divisor": divisor, "score_std": s.std().item(), "mean_max_weight": w.max(-1).values.mean().item(),
-            "mean_entropy": entropy(w).mean().item(), "uniform_entropy": math.log(n_keys)}
+    return {
+        "d": d,
+        "divisor": divisor,
+        "score_std": s.std().item(),
+        "mean_max_weight": w.max(-1).values.mean().item(),
+        "mean_entropy": entropy(w).mean().item(),
+        "uniform_entropy": math.log(n_keys),
+    }
 
 
 def plot_scaling(d: int = 64, divide_by: str = "√d", n_rows: int = 5, n_keys: int = 8):
@@ -98,7 +104,15 @@ def plot_scaling(d: int = 64, divide_by: str = "√d", n_rows: int = 5, n_keys: 
     im = ax1.imshow(w, vmin=0, vmax=1, cmap="viridis", aspect="auto")
     for i in range(w.shape[0]):
         for j in range(w.shape[1]):
-            ax1.text(j, i, f"{w[i, j]:.2f}", ha="center", va="center", fontsize=8, color="black" if w[i, j] > 0.6 else "white")
+            ax1.text(
+                j,
+                i,
+                f"{w[i, j]:.2f}",
+                ha="center",
+                va="center",
+                fontsize=8,
+                color="black" if w[i, j] > 0.6 else "white",
+            )
     ax1.set_xticks(range(n_keys), [f"k{j}" for j in range(n_keys)])
     ax1.set_yticks(range(n_rows), [f"q{i}" for i in range(n_rows)])
     ax1.set_xlabel("key")
@@ -110,17 +124,26 @@ def plot_scaling(d: int = 64, divide_by: str = "√d", n_rows: int = 5, n_keys: 
     ax2.set_xlim(-lim, lim)
     ax2.set_xlabel(f"score q·k / {divide_by}  (clipped to ±{lim:.0f})")
     ax2.set_ylabel("count (2000 queries × 8 keys)")
-    ax2.set_title(f"std {st['score_std']:.2f}; mean entropy {st['mean_entropy']:.2f} of max {st['uniform_entropy']:.2f} nats",
-                  fontsize=10)
+    ax2.set_title(
+        f"std {st['score_std']:.2f}; mean entropy {st['mean_entropy']:.2f} of max {st['uniform_entropy']:.2f} nats",
+        fontsize=10,
+    )
     fig.subplots_adjust(left=0.06, right=0.98, bottom=0.17, top=0.89, wspace=0.25)
     return fig
 
 
 # ---- 04: pick a layer, a place and a head of the trained model ----
 
-PLACES = {"encoder self": ("encoder", "self"), "decoder self": ("decoder", "self"), "decoder cross": ("decoder", "cross")}
-PLACE_NAMES = {"encoder self": "encoder self-attention", "decoder self": "decoder self-attention",
-               "decoder cross": "cross-attention"}  # the names used in prose and in the figure titles
+PLACES = {
+    "encoder self": ("encoder", "self"),
+    "decoder self": ("decoder", "self"),
+    "decoder cross": ("decoder", "cross"),
+}
+PLACE_NAMES = {
+    "encoder self": "encoder self-attention",
+    "decoder self": "decoder self-attention",
+    "decoder cross": "cross-attention",
+}  # the names used in prose and in the figure titles
 
 
 def plot_head(trace, layer: int = 0, place: str = "encoder self", head="all"):
@@ -131,7 +154,9 @@ def plot_head(trace, layer: int = 0, place: str = "encoder self", head="all"):
     if place not in PLACES:
         raise KeyError(f"place must be one of {list(PLACES)}; got {place!r}")
     side, kind = PLACES[place]
-    n_layers = 1 + max(int(k.split(".")[1]) for k in trace.keys() if k.startswith(side + ".") and k.split(".")[1].isdigit())
+    n_layers = 1 + max(
+        int(k.split(".")[1]) for k in trace.keys() if k.startswith(side + ".") and k.split(".")[1].isdigit()
+    )
     if not 0 <= layer < n_layers:
         raise IndexError(f"layer {layer} out of range: the {side} has layers 0..{n_layers - 1}")
     key = f"{side}.{layer}.{kind}.weights"
@@ -143,13 +168,18 @@ def plot_head(trace, layer: int = 0, place: str = "encoder self", head="all"):
     rows = trace.query_tokens(key)
     if side == "decoder":
         rows = decoder_row_labels(rows, trace.tgt_tokens[1:])
-    return show_heatmaps([w[h] for h in heads], rows, trace.key_tokens(key),
-                         [f"{PLACE_NAMES[place]}, layer {layer}, head {h}" for h in heads],
-                         xlabel="key (" + ("German input" if place == "decoder self" else "English") + ")",
-                         ylabel="query (" + ("English" if side == "encoder" else "German input → word it produces") + ")")
+    return show_heatmaps(
+        [w[h] for h in heads],
+        rows,
+        trace.key_tokens(key),
+        [f"{PLACE_NAMES[place]}, layer {layer}, head {h}" for h in heads],
+        xlabel="key (" + ("German input" if place == "decoder self" else "English") + ")",
+        ylabel="query (" + ("English" if side == "encoder" else "German input → word it produces") + ")",
+    )
 
 
 # ---- 04: many sentences at once ----
+
 
 @torch.no_grad()
 def record_batch(model, pairs, names="*.weights"):
@@ -175,5 +205,19 @@ def timing_ms(fn, *args, repeat: int = 3, **kwargs) -> float:
     return best * 1e3
 
 
-__all__ = ["TOY_VECTORS", "TOY_FEATURES", "toy_embeddings", "DIVISORS", "divisor_value", "random_scores", "entropy",
-           "score_stats", "plot_scaling", "PLACES", "PLACE_NAMES", "plot_head", "record_batch", "timing_ms"]
+__all__ = [
+    "TOY_VECTORS",
+    "TOY_FEATURES",
+    "toy_embeddings",
+    "DIVISORS",
+    "divisor_value",
+    "random_scores",
+    "entropy",
+    "score_stats",
+    "plot_scaling",
+    "PLACES",
+    "PLACE_NAMES",
+    "plot_head",
+    "record_batch",
+    "timing_ms",
+]

@@ -68,6 +68,7 @@ def record(model, names=None):
     def make_hook(name):
         def hook(module, inputs, output):
             cache[name] = output.detach().to("cpu", copy=True)
+
         return hook
 
     try:
@@ -83,14 +84,15 @@ def record(model, names=None):
 def patch(model, patches: dict):
     """Replace hooked tensors while the block runs: {trace key or glob: fn(tensor, name) -> tensor}.
 
-        with patch(model, {"decoder.*.cross.weights": uniform_attention}):
-            translate(model, "we eat bread")
+    with patch(model, {"decoder.*.cross.weights": uniform_attention}):
+        translate(model, "we eat bread")
     """
     handles = []
 
     def make_hook(fn, name):
         def hook(module, inputs, output):
             return fn(output, name)
+
         return hook
 
     try:
@@ -104,6 +106,7 @@ def patch(model, patches: dict):
 
 
 # ---- interventions for `patch` (weights are (B, H, Tq, Tk); allowed keys are those with weight > 0) ----
+
 
 def _allowed(w: torch.Tensor) -> torch.Tensor:
     return w > 0
@@ -131,16 +134,19 @@ def last_token_attention(w: torch.Tensor, name: str = "") -> torch.Tensor:
 
 def ablate_head(head: int):
     """A patch for `*.x1` (B, H, Tq, dh) that zeroes one head's output before W_O."""
+
     def fn(x1: torch.Tensor, name: str = "") -> torch.Tensor:
         if not 0 <= head < x1.shape[1]:
             raise IndexError(f"head {head} out of range: this layer has heads 0..{x1.shape[1] - 1}")
         x1 = x1.clone()
         x1[:, head] = 0.0
         return x1
+
     return fn
 
 
 # ---- one sentence, fully labelled ----
+
 
 @dataclass
 class Trace:
@@ -184,11 +190,15 @@ class Trace:
         return t
 
     def to_dict(self) -> dict:
-        return {"src_tokens": list(self.src_tokens), "tgt_tokens": list(self.tgt_tokens),
-                "translation": list(self.translation), "tensors": dict(self.tensors)}
+        return {
+            "src_tokens": list(self.src_tokens),
+            "tgt_tokens": list(self.tgt_tokens),
+            "translation": list(self.translation),
+            "tensors": dict(self.tensors),
+        }
 
     @classmethod
-    def from_dict(cls, d: dict) -> "Trace":
+    def from_dict(cls, d: dict) -> Trace:
         return cls(d["src_tokens"], d["tgt_tokens"], d["translation"], dict(d["tensors"]))
 
 

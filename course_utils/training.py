@@ -19,7 +19,7 @@ import torch
 from torch import nn
 
 from . import MODEL_FORMAT_VERSION, __version__
-from .data import BOS, Pair, Vocab, build_vocabs, encode_source, encode_target, load_pairs, load_probes, pad_batch
+from .data import Pair, Vocab, build_vocabs, encode_source, encode_target, load_pairs, load_probes, pad_batch
 from .errors import IncompatibleModelFileError
 from .model import ModelConfig, Translator, build_model, translate_batch
 from .tracing import Trace, record, run_with_trace
@@ -58,7 +58,7 @@ def make_batches(model: Translator, pairs: list[Pair], batch_size: int, generato
     """Shuffled (src (B, Ts), tgt (B, Tt+1)) batches; tgt is <bos> German <eos>, right-padded."""
     order = torch.randperm(len(pairs), generator=generator).tolist()
     for i in range(0, len(order), batch_size):
-        chunk = [pairs[j] for j in order[i:i + batch_size]]
+        chunk = [pairs[j] for j in order[i : i + batch_size]]
         src = pad_batch([encode_source(model.src_vocab, p.english, model.cfg.max_len) for p in chunk])
         tgt = pad_batch([encode_target(model.tgt_vocab, p.german, model.cfg.max_len) for p in chunk])
         yield src, tgt
@@ -75,9 +75,15 @@ def snapshot(model: Translator, probes: dict[str, str | None]) -> dict[str, Trac
     return {s: run_with_trace(model, s, target=ref) for s, ref in probes.items()}
 
 
-def train(model_config: ModelConfig | None = None, train_config: TrainConfig | None = None, *,
-          pairs: list[Pair] | None = None, probes: dict[str, str | None] | None = None,
-          log=print, trace_steps: bool = False) -> TrainResult:
+def train(
+    model_config: ModelConfig | None = None,
+    train_config: TrainConfig | None = None,
+    *,
+    pairs: list[Pair] | None = None,
+    probes: dict[str, str | None] | None = None,
+    log=print,
+    trace_steps: bool = False,
+) -> TrainResult:
     """Train a fresh translator on `pairs` (default: the training split).
 
     Snapshots of `probes` (default: every probe sentence in data/probes.tsv) are taken at
@@ -99,7 +105,7 @@ def train(model_config: ModelConfig | None = None, train_config: TrainConfig | N
             model.train()
             total, correct, count = 0.0, 0, 0
             for src, tgt in make_batches(model, pairs, tcfg.batch_size, gen):
-                with (record(model) if trace_steps else _nothing()):
+                with record(model) if trace_steps else _nothing():
                     logits = model(src, tgt[:, :-1])  # teacher forcing: read <bos> w1..wn, predict w1..wn <eos>
                 gold = tgt[:, 1:]
                 loss = loss_fn(logits.reshape(-1, logits.shape[-1]), gold.reshape(-1))
@@ -150,7 +156,9 @@ def load_standard_model(pos_encoding: str = "learned") -> TrainResult:
     ModelConfig(pos_encoding=pos_encoding)  # validates the name
     path = standard_model_path(pos_encoding)
     if not path.exists():
-        raise FileNotFoundError(f"{path.name} is missing from models/: run `make models` (or use course_model({pos_encoding!r}) to retrain)")
+        raise FileNotFoundError(
+            f"{path.name} is missing from models/: run `make models` (or use course_model({pos_encoding!r}) to retrain)"
+        )
     return load_course_model(path)
 
 
@@ -161,26 +169,33 @@ def write_standard_models() -> None:
         path = standard_model_path(pe)
         path.parent.mkdir(exist_ok=True)
         save_course_model(result, path)
-        print(f"{path.name}: trained in {result.seconds:.1f} s, final loss {result.history[-1]['loss']:.4f}, "
-              f"train exact-match {result.history[-1]['train_exact']:.1%}")
+        print(
+            f"{path.name}: trained in {result.seconds:.1f} s, final loss {result.history[-1]['loss']:.4f}, "
+            f"train exact-match {result.history[-1]['train_exact']:.1%}"
+        )
 
 
 # ---- save / load without pickle ----
 
+
 def save_course_model(result: TrainResult, path) -> None:
     """Write weights, vocabularies, config, history and snapshots as plain tensors/values."""
     m = result.model
-    torch.save({
-        "format_version": MODEL_FORMAT_VERSION,
-        "course_utils_version": __version__,
-        "model_config": m.cfg.to_dict(),
-        "train_config": asdict(result.train_config),
-        "src_vocab": m.src_vocab.words, "tgt_vocab": m.tgt_vocab.words,
-        "state_dict": m.state_dict(),
-        "history": result.history,
-        "seconds": result.seconds,
-        "snapshots": {e: {s: t.to_dict() for s, t in snap.items()} for e, snap in result.snapshots.items()},
-    }, path)
+    torch.save(
+        {
+            "format_version": MODEL_FORMAT_VERSION,
+            "course_utils_version": __version__,
+            "model_config": m.cfg.to_dict(),
+            "train_config": asdict(result.train_config),
+            "src_vocab": m.src_vocab.words,
+            "tgt_vocab": m.tgt_vocab.words,
+            "state_dict": m.state_dict(),
+            "history": result.history,
+            "seconds": result.seconds,
+            "snapshots": {e: {s: t.to_dict() for s, t in snap.items()} for e, snap in result.snapshots.items()},
+        },
+        path,
+    )
 
 
 def load_course_model(path) -> TrainResult:
@@ -188,12 +203,15 @@ def load_course_model(path) -> TrainResult:
     try:
         d = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # not a torch file, or something weights_only refuses to unpickle
-        raise IncompatibleModelFileError(f"{path} is not a course model file readable with weights_only=True ({type(exc).__name__}: {exc})") from None
+        raise IncompatibleModelFileError(
+            f"{path} is not a course model file readable with weights_only=True ({type(exc).__name__}: {exc})"
+        ) from None
     if not isinstance(d, dict) or d.get("format_version") != MODEL_FORMAT_VERSION:
         found = d.get("format_version") if isinstance(d, dict) else None
         raise IncompatibleModelFileError(
             f"{path} has model format version {found!r} (course_utils {d.get('course_utils_version') if isinstance(d, dict) else '?'}), "
-            f"but this course_utils {__version__} reads version {MODEL_FORMAT_VERSION}. Retrain with course_model() and save again.")
+            f"but this course_utils {__version__} reads version {MODEL_FORMAT_VERSION}. Retrain with course_model() and save again."
+        )
     cfg = ModelConfig(**d["model_config"])
     model = Translator(cfg, Vocab(d["src_vocab"], "English"), Vocab(d["tgt_vocab"], "German"))
     model.load_state_dict(d["state_dict"])

@@ -110,13 +110,22 @@ def topic_check(M: np.ndarray, vectors: dict) -> dict:
         for j in range(i + 1, n):
             (same if topics[i] == topics[j] else cross).append((M[i, j], labels[i], labels[j]))
     worst = max(cross)
-    return {"per_sentence": per, "min_same": float(min(same)[0]), "max_cross": float(worst[0]),
-            "global_ok": bool(min(same)[0] > worst[0]), "worst_cross": (worst[1], worst[2])}
+    return {
+        "per_sentence": per,
+        "min_same": float(min(same)[0]),
+        "max_cross": float(worst[0]),
+        "global_ok": bool(min(same)[0] > worst[0]),
+        "worst_cross": (worst[1], worst[2]),
+    }
 
 
 def _arrow(ax, v, colour, label=None, alpha=1.0, lw=1.8, fontsize=9):
-    ax.annotate("", xy=(v[0], v[1]), xytext=(0, 0),
-                arrowprops=dict(arrowstyle="-|>", color=colour, lw=lw, alpha=alpha, shrinkA=0, shrinkB=0))
+    ax.annotate(
+        "",
+        xy=(v[0], v[1]),
+        xytext=(0, 0),
+        arrowprops=dict(arrowstyle="-|>", color=colour, lw=lw, alpha=alpha, shrinkA=0, shrinkB=0),
+    )
     if label:
         ax.text(v[0] + 0.02, v[1] + 0.02, label, color=colour, fontsize=fontsize, alpha=alpha)
 
@@ -158,8 +167,14 @@ def plot_pair(first: str, second: str, vectors: dict | None = None):
     return fig
 
 
-def plot_vectors_3d(vectors: dict | None = None, title: str = "Nine sentences as 3-D vectors", *, fontsize: int = 12,
-                    elev: float = 32, azim: float = 35):
+def plot_vectors_3d(
+    vectors: dict | None = None,
+    title: str = "Nine sentences as 3-D vectors",
+    *,
+    fontsize: int = 12,
+    elev: float = 32,
+    azim: float = 35,
+):
     """3-D arrows from the origin, coloured by topic (legend: the verb), each labelled with its object word.
 
     The labels sit just beyond the arrow tips; the default view (elev 32°, azim 35°) looks in between the three axes,
@@ -171,7 +186,7 @@ def plot_vectors_3d(vectors: dict | None = None, title: str = "Nine sentences as
     for s, v in vectors.items():
         c = TOPIC_COLOURS.get(topic(s), "black")
         ax.quiver(0, 0, 0, *v, color=c, arrow_length_ratio=0.08, lw=2)
-        tip = 1.1 * np.asarray(v, dtype=np.float64)                  # a little beyond the tip
+        tip = 1.1 * np.asarray(v, dtype=np.float64)  # a little beyond the tip
         ax.text(*tip, " ".join(s.split()[1:]) or s, color=c, fontsize=fontsize, ha="center", va="center")
     for verb in dict.fromkeys(topic(s) for s in vectors):
         ax.plot([], [], color=TOPIC_COLOURS.get(verb, "black"), lw=2, label=f"{verb} ...")  # legend handle
@@ -202,6 +217,21 @@ def colour_ticks(fig, vectors: dict) -> None:
                 lab.set_color(colours[lab.get_text()])
 
 
-__all__ = ["SENTENCES_2D", "SENTENCES_3D", "WORDS_2D", "TOPIC_COLOURS", "topic", "as_matrix", "dot", "cosine", "dot_matrix",
-           "cosine_matrix", "topic_check", "plot_sentence_vectors", "plot_pair", "plot_vectors_3d",
-           "topic_palette", "colour_ticks"]
+__all__ = [
+    "SENTENCES_2D",
+    "SENTENCES_3D",
+    "WORDS_2D",
+    "TOPIC_COLOURS",
+    "topic",
+    "as_matrix",
+    "dot",
+    "cosine",
+    "dot_matrix",
+    "cosine_matrix",
+    "topic_check",
+    "plot_sentence_vectors",
+    "plot_pair",
+    "plot_vectors_3d",
+    "topic_palette",
+    "colour_ticks",
+]

@@ -43,7 +43,9 @@ def _view(plot_fn, choices: dict):
     try:
         result = plot_fn(**choices)
     except Exception as exc:  # a learner's bad choice must not become a traceback
-        message = f"⚠ {exc}" if isinstance(exc, (ValueError, KeyError, IndexError)) else f"⚠ {type(exc).__name__}: {exc}"
+        message = (
+            f"⚠ {exc}" if isinstance(exc, (ValueError, KeyError, IndexError)) else f"⚠ {type(exc).__name__}: {exc}"
+        )
         return "message", message.replace('"', "'")
     finally:
         figures = [plt.figure(n) for n in plt.get_fignums()]
@@ -110,10 +112,20 @@ def interactive_plot(plot_fn, controls: dict, *, layout: str = "row", cache: boo
 
 def dropdown(options, value=None, description: str = "") -> widgets.Dropdown:
     options = list(options)
-    return widgets.Dropdown(options=options, value=options[0] if value is None else value, description=description,
-                            style={"description_width": "initial"})
+    return widgets.Dropdown(
+        options=options,
+        value=options[0] if value is None else value,
+        description=description,
+        style={"description_width": "initial"},
+    )
 
 
 def slider(lo: int, hi: int, value: int | None = None, description: str = "") -> widgets.IntSlider:
-    return widgets.IntSlider(min=lo, max=hi, value=lo if value is None else value, description=description,
-                             continuous_update=False, style={"description_width": "initial"})
+    return widgets.IntSlider(
+        min=lo,
+        max=hi,
+        value=lo if value is None else value,
+        description=description,
+        continuous_update=False,
+        style={"description_width": "initial"},
+    )

@@ -61,9 +61,18 @@ def documented_trace_shapes(cfg, Ts: int, Tt: int) -> dict[str, tuple[int, ...]]
             for place in places:
                 Tk = Ts if (side == "encoder" or place == "cross") else Tt
                 p = f"{side}.{layer}.{place}"
-                shapes.update({f"{p}.q": (H, T, dh), f"{p}.k": (H, Tk, dh), f"{p}.v": (H, Tk, dh),
-                               f"{p}.scores": (H, T, Tk), f"{p}.weights": (H, T, Tk), f"{p}.x1": (H, T, dh),
-                               f"{p}.concat": (T, d), f"{p}.out": (T, d)})
+                shapes.update(
+                    {
+                        f"{p}.q": (H, T, dh),
+                        f"{p}.k": (H, Tk, dh),
+                        f"{p}.v": (H, Tk, dh),
+                        f"{p}.scores": (H, T, Tk),
+                        f"{p}.weights": (H, T, Tk),
+                        f"{p}.x1": (H, T, dh),
+                        f"{p}.concat": (T, d),
+                        f"{p}.out": (T, d),
+                    }
+                )
             shapes[f"{side}.{layer}.layer_out"] = (T, d)
     return shapes
 
@@ -109,8 +118,16 @@ def shipped_batch(shipped_model, all_pairs):
 # --- headless Chromium for the publishing tests (test_html_export.py, test_jupyterlab_browser.py) -------------
 # Debian's chromium driven by Playwright for Python: Playwright never downloads a browser of its own here.
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 def _missing(what: str):

@@ -67,6 +67,7 @@ def attention_case(draw):
 
 # ---------------------------------------------------------------- parity: scaled dot-product attention
 
+
 @SETTINGS
 @given(attention_case(), st.booleans())
 def test_sdpa_matches_torch_and_manual_softmax(case, use_mask):
@@ -101,7 +102,9 @@ def test_sdpa_scale_is_the_divisor(case, divisor):
     q, k, v = randn(gen, *batch, tq, d), randn(gen, *batch, tk, d), randn(gen, *batch, tk, dv)
     mask = random_mask(gen, mask_shape, p)
     out, w = scaled_dot_product_attention(q, k, v, mask, scale=divisor)
-    torch.testing.assert_close(out, F.scaled_dot_product_attention(q, k, v, attn_mask=for_torch(mask), scale=1 / divisor), **TOL)
+    torch.testing.assert_close(
+        out, F.scaled_dot_product_attention(q, k, v, attn_mask=for_torch(mask), scale=1 / divisor), **TOL
+    )
     torch.testing.assert_close(w, manual_attention(q, k, v, mask, divisor)[1], **TOL)
 
 
@@ -126,9 +129,14 @@ def test_sdpa_float32_matches_torch():
 
 # ---------------------------------------------------------------- fully masked rows
 
+
 def test_fully_masked_row_gives_zeros_and_finite_gradients():
     gen = torch.Generator().manual_seed(2)
-    q, k, v = randn(gen, 2, 4, 3, requires_grad=True), randn(gen, 2, 5, 3, requires_grad=True), randn(gen, 2, 5, 6, requires_grad=True)
+    q, k, v = (
+        randn(gen, 2, 4, 3, requires_grad=True),
+        randn(gen, 2, 5, 3, requires_grad=True),
+        randn(gen, 2, 5, 6, requires_grad=True),
+    )
     mask = random_mask(gen, (2, 4, 5), 0.5)
     mask[0, 1] = False  # query 1 of item 0 may see nothing
     mask[1, 3] = False
@@ -160,6 +168,7 @@ def test_all_masked_gives_zeros_not_nan():
 
 
 # ---------------------------------------------------------------- properties of the weights
+
 
 @SETTINGS
 @given(attention_case())
@@ -219,6 +228,7 @@ def test_padding_keys_get_zero_weight_and_cannot_influence_the_output(b, tq, tk,
 
 # ---------------------------------------------------------------- parity: multi-head attention
 
+
 def torch_mha_like(mha: MultiHeadAttention) -> nn.MultiheadAttention:
     """A torch.nn.MultiheadAttention carrying exactly `mha`'s weights."""
     ref = nn.MultiheadAttention(mha.d_model, mha.n_heads, batch_first=True).to(DT)
@@ -233,7 +243,14 @@ def torch_mha_like(mha: MultiHeadAttention) -> nn.MultiheadAttention:
 @st.composite
 def mha_case(draw):
     d_model, n_heads = draw(st.sampled_from([(4, 1), (8, 2), (12, 3), (16, 4), (64, 2)]))
-    return d_model, n_heads, draw(st.integers(1, 3)), draw(st.integers(1, 6)), draw(st.integers(1, 6)), draw(st.integers(0, 2**31 - 1))
+    return (
+        d_model,
+        n_heads,
+        draw(st.integers(1, 3)),
+        draw(st.integers(1, 6)),
+        draw(st.integers(1, 6)),
+        draw(st.integers(0, 2**31 - 1)),
+    )
 
 
 def build_pair(d_model, n_heads, seed):
@@ -252,7 +269,11 @@ def test_mha_matches_torch_without_mask(case):
     d_model, n_heads, b, tq, tk, seed = case
     mha, ref = build_pair(d_model, n_heads, seed)
     gen = torch.Generator().manual_seed(seed)
-    query, key, value = randn(gen, b, tq, d_model, requires_grad=True), randn(gen, b, tk, d_model), randn(gen, b, tk, d_model)
+    query, key, value = (
+        randn(gen, b, tq, d_model, requires_grad=True),
+        randn(gen, b, tk, d_model),
+        randn(gen, b, tk, d_model),
+    )
     out, w = mha(query, key, value)
     ref_out, ref_w = ref(query, key, value, need_weights=True, average_attn_weights=False)
     assert out.shape == (b, tq, d_model) and w.shape == (b, n_heads, tq, tk)
@@ -295,7 +316,9 @@ def test_mha_matches_torch_with_causal_and_padding_mask(case, data):
     keep = torch.arange(t)[None, :] < torch.tensor(lengths)[:, None]
     causal = torch.ones(t, t, dtype=torch.bool).tril()
     out, w = mha(x, x, x, causal & keep[:, None, None, :])  # as Translator.target_mask builds it
-    ref_out, ref_w = ref(x, x, x, key_padding_mask=~keep, attn_mask=~causal, need_weights=True, average_attn_weights=False)
+    ref_out, ref_w = ref(
+        x, x, x, key_padding_mask=~keep, attn_mask=~causal, need_weights=True, average_attn_weights=False
+    )
     torch.testing.assert_close(out, ref_out, **TOL)
     torch.testing.assert_close(w, ref_w, **TOL)
     assert torch.equal(w.triu(1), torch.zeros_like(w))
@@ -330,5 +353,5 @@ def test_mha_head_split_and_merge_are_inverse(d_model, n_heads):
     heads = mha.split_heads(x)
     assert heads.shape == (2, n_heads, 5, d_model // n_heads)
     h, dh = n_heads - 1, mha.d_head  # the last head holds the last dh features
-    assert torch.equal(heads[:, h], x[..., h * dh:(h + 1) * dh])
+    assert torch.equal(heads[:, h], x[..., h * dh : (h + 1) * dh])
     assert torch.equal(mha.merge_heads(heads), x)

@@ -72,10 +72,17 @@ def test_pairwise_spread_table_and_kind_separation(snaps):
     assert -1 <= sep["silhouette"] <= 1 and 0 <= sep["centroid_accuracy"] <= 1
 
 
-@pytest.mark.parametrize("choice", [
-    {}, {"layer": 1, "kinds": ("x1", "out", "layer_out")}, {"place": "decoder cross", "layer": 1},
-    {"word": "essen", "place": "decoder self", "head": "0"}, {"dims": 3}, {"epochs": (30,)},
-])
+@pytest.mark.parametrize(
+    "choice",
+    [
+        {},
+        {"layer": 1, "kinds": ("x1", "out", "layer_out")},
+        {"place": "decoder cross", "layer": 1},
+        {"word": "essen", "place": "decoder self", "head": "0"},
+        {"dims": 3},
+        {"epochs": (30,)},
+    ],
+)
 def test_projection_plot_draws(snaps, choice):
     fig = C.plot_word_projection(snaps, **choice)
     assert isinstance(fig, Figure) and fig.axes[0].get_title()
@@ -88,14 +95,17 @@ def test_projection_plot_tsne(snaps):
     plt.close(fig)
 
 
-@pytest.mark.parametrize("choice, error, message", [
-    ({"place": "decoder self"}, ValueError, "'eat' is not a token of decoder self layer 0"),
-    ({"kinds": ()}, ValueError, "at least one vector kind"),
-    ({"epochs": ()}, ValueError, "at least one epoch"),
-    ({"layer": 2}, IndexError, "layer 2 out of range"),
-    ({"method": "umap"}, ValueError, "method must be"),
-    ({"place": "somewhere"}, ValueError, "place must be one of"),
-])
+@pytest.mark.parametrize(
+    "choice, error, message",
+    [
+        ({"place": "decoder self"}, ValueError, "'eat' is not a token of decoder self layer 0"),
+        ({"kinds": ()}, ValueError, "at least one vector kind"),
+        ({"epochs": ()}, ValueError, "at least one epoch"),
+        ({"layer": 2}, IndexError, "layer 2 out of range"),
+        ({"method": "umap"}, ValueError, "method must be"),
+        ({"place": "somewhere"}, ValueError, "place must be one of"),
+    ],
+)
 def test_projection_plot_invalid_choices_give_messages(snaps, choice, error, message):
     with pytest.raises(error, match=message):
         C.plot_word_projection(snaps, **choice)
@@ -117,6 +127,12 @@ def test_widget_shows_a_message_not_a_traceback(snaps):
 def test_merged_labels():
     import pandas as pd
 
-    meta = pd.DataFrame({"word": ["eat"] * 3, "kind": ["k"] * 3, "epoch": [15, 15, 30],
-                         "sentence": ["a b apple", "a b bread", "a b apple"]})
+    meta = pd.DataFrame(
+        {
+            "word": ["eat"] * 3,
+            "kind": ["k"] * 3,
+            "epoch": [15, 15, 30],
+            "sentence": ["a b apple", "a b bread", "a b apple"],
+        }
+    )
     assert C._merged_label(meta, ("a b apple", "a b bread")) == "eat@k@15 / eat@k@30 ·apple"

@@ -1,6 +1,5 @@
 """Checks for the toy English->German corpus in data/ (stdlib + pytest only)."""
 
-import csv
 import subprocess
 import sys
 from pathlib import Path
@@ -82,8 +81,10 @@ def test_generator_reproduces_files(tmp_path):
 
 
 def test_generator_is_stdlib_only():
-    imports = [l for l in SCRIPT.read_text(encoding="utf-8").splitlines() if l.startswith(("import ", "from "))]
-    modules = {l.split()[1].split(".")[0] for l in imports}
+    imports = [
+        line for line in SCRIPT.read_text(encoding="utf-8").splitlines() if line.startswith(("import ", "from "))
+    ]
+    modules = {line.split()[1].split(".")[0] for line in imports}
     assert modules <= {"argparse", "pathlib", "random", "__future__"}, modules
 
 

@@ -50,7 +50,9 @@ def test_requirements_are_exact_pins_and_in_the_lock(requirements):
 
 def test_environment_yml_matches_requirements():
     req, conda = pip_pins(ROOT / "requirements.txt"), conda_pins()
-    assert conda == req, f"drift: only in conda {set(conda.items()) - set(req.items())}, only in pip {set(req.items()) - set(conda.items())}"
+    assert conda == req, (
+        f"drift: only in conda {set(conda.items()) - set(req.items())}, only in pip {set(req.items()) - set(conda.items())}"
+    )
 
 
 def test_conda_torch_is_the_cpu_build():

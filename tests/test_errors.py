@@ -7,13 +7,19 @@ import torch
 
 from course_utils.attention import MultiHeadAttention, masked_softmax, scaled_dot_product_attention
 from course_utils.data import encode_source, encode_target, load_pairs, load_probes
-from course_utils.errors import (ConfigError, CourseInputError, EmptySentenceError, SentenceTooLongError, ShapeError,
-                                 UnknownWordError)
+from course_utils.errors import (
+    ConfigError,
+    CourseInputError,
+    EmptySentenceError,
+    SentenceTooLongError,
+    ShapeError,
+    UnknownWordError,
+)
 from course_utils.model import ModelConfig, translate, translate_batch
 from course_utils.tracing import run_with_trace
 
-
 # ---------------------------------------------------------------- sentences
+
 
 def test_unknown_word_names_it_and_suggests_close_words(untrained):
     with pytest.raises(UnknownWordError) as err:
@@ -61,11 +67,11 @@ def test_sentence_too_long(untrained):
     ok = words[:max_len]
     assert isinstance(translate(untrained, " ".join(ok)), list)  # exactly max_len words: fine
     with pytest.raises(SentenceTooLongError) as err:
-        translate(untrained, " ".join(words[:max_len + 1]))
+        translate(untrained, " ".join(words[: max_len + 1]))
     msg = str(err.value)
     assert isinstance(err.value, ValueError) and str(max_len + 1) in msg and str(max_len) in msg
     with pytest.raises(SentenceTooLongError):
-        encode_source(untrained.src_vocab, words[:max_len + 1], max_len)
+        encode_source(untrained.src_vocab, words[: max_len + 1], max_len)
 
 
 def test_target_too_long(untrained):
@@ -87,6 +93,7 @@ def test_unknown_split():
 
 
 # ---------------------------------------------------------------- configurations
+
 
 @pytest.mark.parametrize("d_model, n_heads", [(64, 3), (10, 4), (8, 0), (8, -2)])
 def test_d_model_not_divisible_by_n_heads(d_model, n_heads):
@@ -119,13 +126,17 @@ def test_other_bad_configs(kwargs):
 
 # ---------------------------------------------------------------- shapes and masks
 
-@pytest.mark.parametrize("q_shape, k_shape, v_shape, words", [
-    ((2, 3, 4), (2, 5, 6), (2, 5, 6), "same feature size"),  # q and k feature sizes differ
-    ((2, 3, 4), (2, 5, 4), (2, 6, 4), "one row per key"),  # Tk of k and v differ
-    ((2, 3, 4), (3, 5, 4), (3, 5, 4), "batch/head dims"),  # batch sizes differ
-    ((2, 2, 3, 4), (2, 3, 5, 4), (2, 3, 5, 4), "batch/head dims"),  # head counts differ
-    ((4,), (5, 4), (5, 4), "at least 2 dims"),
-])
+
+@pytest.mark.parametrize(
+    "q_shape, k_shape, v_shape, words",
+    [
+        ((2, 3, 4), (2, 5, 6), (2, 5, 6), "same feature size"),  # q and k feature sizes differ
+        ((2, 3, 4), (2, 5, 4), (2, 6, 4), "one row per key"),  # Tk of k and v differ
+        ((2, 3, 4), (3, 5, 4), (3, 5, 4), "batch/head dims"),  # batch sizes differ
+        ((2, 2, 3, 4), (2, 3, 5, 4), (2, 3, 5, 4), "batch/head dims"),  # head counts differ
+        ((4,), (5, 4), (5, 4), "at least 2 dims"),
+    ],
+)
 def test_sdpa_shape_errors(q_shape, k_shape, v_shape, words):
     q, k, v = torch.randn(q_shape), torch.randn(k_shape), torch.randn(v_shape)
     with pytest.raises(ShapeError, match=words) as err:
@@ -151,13 +162,16 @@ def test_mask_that_does_not_broadcast():
         masked_softmax(torch.randn(3, 3), torch.ones(4, dtype=torch.bool))
 
 
-@pytest.mark.parametrize("query, key, value, words", [
-    ((2, 3, 8), (2, 5, 6), (2, 5, 6), "d_model=8"),  # feature size of key/value
-    ((2, 3, 6), (2, 5, 8), (2, 5, 8), "d_model=8"),  # feature size of query
-    ((2, 3, 8), (2, 5, 8), (2, 4, 8), "same \\(B, Tk\\)"),  # Tk mismatch
-    ((2, 3, 8), (3, 5, 8), (3, 5, 8), "same B"),  # batch mismatch
-    ((3, 8), (5, 8), (5, 8), "\\(B, T, d_model\\)"),  # no batch dim
-])
+@pytest.mark.parametrize(
+    "query, key, value, words",
+    [
+        ((2, 3, 8), (2, 5, 6), (2, 5, 6), "d_model=8"),  # feature size of key/value
+        ((2, 3, 6), (2, 5, 8), (2, 5, 8), "d_model=8"),  # feature size of query
+        ((2, 3, 8), (2, 5, 8), (2, 4, 8), "same \\(B, Tk\\)"),  # Tk mismatch
+        ((2, 3, 8), (3, 5, 8), (3, 5, 8), "same B"),  # batch mismatch
+        ((3, 8), (5, 8), (5, 8), "\\(B, T, d_model\\)"),  # no batch dim
+    ],
+)
 def test_mha_shape_errors(query, key, value, words):
     mha = MultiHeadAttention(8, 2)
     with pytest.raises(ShapeError, match=words):

@@ -37,6 +37,7 @@ def test_eat_cake_wrong(answer):
 def test_eat_cake_needs_both_measures(capsys):
     # 21° from the food axis: by cosine both 'eat' sentences win, but the long 'drink water' arrow wins by dot product
     from course_utils.vectors import SENTENCES_2D, cosine, dot
+
     v = (0.9, 0.35)
     assert min(cosine(v, SENTENCES_2D[s]) for s in ("eat apple", "eat bread")) > cosine(v, SENTENCES_2D["drink water"])
     assert dot(v, SENTENCES_2D["eat bread"]) < dot(v, SENTENCES_2D["drink water"])

@@ -12,8 +12,17 @@ import torch  # noqa: E402
 
 from course_utils.errors import UnknownWordError  # noqa: E402
 from course_utils.exercises.nb02 import check_cross_shapes, check_head_query, check_toy_query  # noqa: E402
-from course_utils.projections import (TOY_VOCAB, TOY_WQ, head_banks, one_hot, places_table, plot_word_qkv,  # noqa: E402
-                                      query_bank, qkv_of_sentence, word_qkv)
+from course_utils.projections import (
+    TOY_VOCAB,
+    TOY_WQ,
+    head_banks,
+    one_hot,
+    places_table,
+    plot_word_qkv,  # noqa: E402
+    qkv_of_sentence,
+    query_bank,
+    word_qkv,
+)
 from course_utils.tracing import run_with_trace  # noqa: E402
 from course_utils.training import load_standard_model  # noqa: E402
 
@@ -25,6 +34,7 @@ def model():
 
 # ---- exercise 1: shapes in cross-attention ----
 
+
 def test_cross_shapes_solution_matches_the_real_trace(model):
     t = run_with_trace(model, "i can eat bread")
     assert t.translation == ["ich", "kann", "brot", "essen"]
@@ -34,20 +44,24 @@ def test_cross_shapes_solution_matches_the_real_trace(model):
     assert check_cross_shapes(t["decoder.0.cross.q"].shape, t["decoder.0.cross.k"].shape)  # torch.Size works too
 
 
-@pytest.mark.parametrize("q, k, hint", [
-    ((2, 4, 32), (2, 5, 32), "swapped"),
-    ((2, 4, 32), (2, 4, 32), "<bos>"),
-    ((2, 5, 64), (2, 4, 64), "dh"),
-    ((5, 32), (4, 32), "dh"),
-    ((2, 5, 32), (2, 5, 32), "one per English word"),
-    (None, None, "tuples"),
-])
+@pytest.mark.parametrize(
+    "q, k, hint",
+    [
+        ((2, 4, 32), (2, 5, 32), "swapped"),
+        ((2, 4, 32), (2, 4, 32), "<bos>"),
+        ((2, 5, 64), (2, 4, 64), "dh"),
+        ((5, 32), (4, 32), "dh"),
+        ((2, 5, 32), (2, 5, 32), "one per English word"),
+        (None, None, "tuples"),
+    ],
+)
 def test_cross_shapes_wrong(q, k, hint, capsys):
     assert not check_cross_shapes(q, k)
     assert hint in capsys.readouterr().out
 
 
 # ---- exercise 2: a mixed one-hot query ----
+
 
 def test_toy_query_solution():
     answer = 0.25 * TOY_WQ[0] + 0.75 * TOY_WQ[2]
@@ -63,6 +77,7 @@ def test_toy_query_wrong(wrong):
 
 # ---- exercise 3: one head's query by hand ----
 
+
 def test_head_query_solution(model):
     attn = model.encoder[0].self_attn
     x = run_with_trace(model, "we want to eat apple")["encoder.embed"]
@@ -74,17 +89,20 @@ def test_head_query_wrong(model, capsys):
     attn = model.encoder[0].self_attn
     x = run_with_trace(model, "we want to eat apple")["encoder.embed"][4]
     W, b = attn.w_q.weight, attn.w_q.bias
-    cases = [(x @ W[32:64].T, "bias"),                          # forgot the bias
-             (x @ W[:32].T + b[:32], "head 0"),                 # wrong head
-             (x @ W[:, 32:64] + b[32:64], "columns"),           # the PyTorch-convention mistake
-             (x @ W.T + b, "dh = 32"),                          # all heads
-             (None, "32 numbers")]
+    cases = [
+        (x @ W[32:64].T, "bias"),  # forgot the bias
+        (x @ W[:32].T + b[:32], "head 0"),  # wrong head
+        (x @ W[:, 32:64] + b[32:64], "columns"),  # the PyTorch-convention mistake
+        (x @ W.T + b, "dh = 32"),  # all heads
+        (None, "32 numbers"),
+    ]
     for answer, hint in cases:
         assert not check_head_query(answer, model)
         assert hint in capsys.readouterr().out
 
 
 # ---- projections helpers ----
+
 
 def test_one_hot_selects_a_row_and_mixes_rows():
     for i, w in enumerate(TOY_VOCAB):
@@ -134,10 +152,16 @@ def test_widget_shows_a_message_for_an_unknown_word(model):
     import ipywidgets as widgets
 
     from course_utils.widgets import render
+
     out = widgets.Output()
-    msg = render(partial(plot_word_qkv, model), {"sentence": "we want to eat apple", "word": "xyz", "head": 0, "layer": 0}, out)
+    msg = render(
+        partial(plot_word_qkv, model), {"sentence": "we want to eat apple", "word": "xyz", "head": 0, "layer": 0}, out
+    )
     assert msg is not None and "Unknown English word 'xyz'" in msg
-    assert render(partial(plot_word_qkv, model), {"sentence": "we eat apple", "word": "eat", "head": 1, "layer": 1}, out) is None
+    assert (
+        render(partial(plot_word_qkv, model), {"sentence": "we eat apple", "word": "eat", "head": 1, "layer": 1}, out)
+        is None
+    )
     plt.close("all")
 
 

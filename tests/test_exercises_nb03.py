@@ -18,15 +18,15 @@ def test_divisor_accepts_sqrt_d_and_rejects_typical_mistakes(capsys):
 
 
 def test_apple_attends_to_eat():
-    W_Q2 = torch.tensor([[0., 0.], [2., 0.]])
-    W_K2 = torch.tensor([[2., 0.], [0., 0.]])
+    W_Q2 = torch.tensor([[0.0, 0.0], [2.0, 0.0]])
+    W_K2 = torch.tensor([[2.0, 0.0], [0.0, 0.0]])
     assert nb03.check_apple_attends_to_eat(W_Q2, W_K2)
     assert nb03.toy_weights(W_Q2, W_K2)[3, 2] > 0.5
 
 
 def test_apple_rejects_the_notebooks_eat_to_apple_matrices_and_zeros():
-    W_Q = torch.tensor([[0., 2.], [0., 0.]])
-    W_K = torch.tensor([[0., 0.], [0., 2.]])
+    W_Q = torch.tensor([[0.0, 2.0], [0.0, 0.0]])
+    W_K = torch.tensor([[0.0, 0.0], [0.0, 2.0]])
     assert not nb03.check_apple_attends_to_eat(W_Q, W_K)  # eat -> apple, but apple's own row prefers apple
     assert not nb03.check_apple_attends_to_eat(torch.zeros(2, 2), torch.zeros(2, 2))  # uniform
     assert not nb03.check_apple_attends_to_eat(torch.zeros(3, 3), torch.zeros(3, 3))  # wrong shape: message, no error

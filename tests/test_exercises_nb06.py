@@ -36,8 +36,12 @@ def test_pairwise_spread():
 def test_most_changed_word():
     snaps = load_standard_model().snapshots
     a, b = PAIR
-    shifts = {w: relative_distance(word_vector(snaps[30][a], "encoder.1.self.x1", w),
-                                   word_vector(snaps[30][b], "encoder.1.self.x1", w)) for w in ["we", "want", "to", "eat"]}
+    shifts = {
+        w: relative_distance(
+            word_vector(snaps[30][a], "encoder.1.self.x1", w), word_vector(snaps[30][b], "encoder.1.self.x1", w)
+        )
+        for w in ["we", "want", "to", "eat"]
+    }
     solution = max(shifts, key=shifts.get)
     assert nb06.check_most_changed_word(solution)
     assert not nb06.check_most_changed_word("eat")  # the notebook's placeholder
@@ -51,10 +55,13 @@ def test_most_changed_word():
 def test_first_difference():
     snaps = load_standard_model().snapshots
     a, b = PAIR
-    order = [f"encoder.{l}.self.{k}" for l in (0, 1) for k in ("q", "k", "v", "x1", "out")]
+    order = [f"encoder.{layer}.self.{k}" for layer in (0, 1) for k in ("q", "k", "v", "x1", "out")]
     order = order[:5] + ["encoder.0.layer_out"] + order[5:] + ["encoder.1.layer_out"]
-    solution = next(k for k in order
-                    if relative_distance(word_vector(snaps[30][a], k, "eat"), word_vector(snaps[30][b], k, "eat")) > 1e-6)
+    solution = next(
+        k
+        for k in order
+        if relative_distance(word_vector(snaps[30][a], k, "eat"), word_vector(snaps[30][b], k, "eat")) > 1e-6
+    )
     assert nb06.check_first_difference(solution)
     assert not nb06.check_first_difference("encoder.0.self.x1")  # the blog's expectation
     assert not nb06.check_first_difference("encoder.1.self.q")

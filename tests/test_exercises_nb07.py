@@ -21,11 +21,13 @@ def test_permutation_accepts_worked_solution_and_rejects_wrong_orders(capsys):
 
 
 def test_symmetry_accepts_worked_solution_and_rejects_the_blogs_answer():
-    worked = {"encoder output, no PE": "equivariant",
-              "decoder output for the same German input, no PE": "invariant",
-              "encoder output, learned PE": "neither",
-              "encoder layer-0 attention weights, no PE": "equivariant",
-              "the translation, no PE": "invariant"}
+    worked = {
+        "encoder output, no PE": "equivariant",
+        "decoder output for the same German input, no PE": "invariant",
+        "encoder output, learned PE": "neither",
+        "encoder layer-0 attention weights, no PE": "equivariant",
+        "the translation, no PE": "invariant",
+    }
     assert nb07.check_symmetry(worked)
     assert nb07.check_symmetry({k: v.upper() for k, v in worked.items()})
     assert not nb07.check_symmetry({k: "invariant" for k in worked})  # "permutation invariant" everywhere

@@ -17,6 +17,7 @@ def stats(shipped_batch):
 
 # ---- exercise 1: the alignment head
 
+
 def test_alignment_head_solution(stats, capsys):
     assert ex.check_alignment_head(stats.loc["cross", "aligned"].idxmax(), stats)
     assert ex.check_alignment_head((1, 1), stats)
@@ -31,6 +32,7 @@ def test_alignment_head_rejects(stats, wrong, capsys):
 
 # ---- exercise 2: q as a weighted sum of the bank's rows
 
+
 def _loop(x, bank, bias):
     q = bias.clone()
     for i in range(bank.shape[0]):
@@ -43,13 +45,19 @@ def test_q_from_bank_solutions(shipped_model):
     assert ex.check_q_from_bank(lambda x, bank, bias: torch.einsum("i,id->d", x, bank) + bias, shipped_model)
 
 
-@pytest.mark.parametrize("wrong, hint", [
-    (lambda x, bank, bias: None, "returns None"),
-    (lambda x, bank, bias: x @ bank, "bias b is missing"),
-    (lambda x, bank, bias: sum(x[j] * bank[j] for j in range(bank.shape[1])) + bias, "differs"),  # only 32 of 64 rows
-    (lambda x, bank, bias: x @ bank.T + bias, "raised"),  # (64,) @ (32, 64): shape error
-    (lambda x, bank, bias: (x @ bank + bias)[:5], "shape"),
-])
+@pytest.mark.parametrize(
+    "wrong, hint",
+    [
+        (lambda x, bank, bias: None, "returns None"),
+        (lambda x, bank, bias: x @ bank, "bias b is missing"),
+        (
+            lambda x, bank, bias: sum(x[j] * bank[j] for j in range(bank.shape[1])) + bias,
+            "differs",
+        ),  # only 32 of 64 rows
+        (lambda x, bank, bias: x @ bank.T + bias, "raised"),  # (64,) @ (32, 64): shape error
+        (lambda x, bank, bias: (x @ bank + bias)[:5], "shape"),
+    ],
+)
 def test_q_from_bank_rejects(shipped_model, wrong, hint, capsys):
     assert not ex.check_q_from_bank(wrong, shipped_model)
     assert hint in capsys.readouterr().out
@@ -57,22 +65,30 @@ def test_q_from_bank_rejects(shipped_model, wrong, hint, capsys):
 
 # ---- exercise 3: remove a whole cross-attention layer
 
+
 def test_remove_cross_layer_solutions(shipped_model, all_pairs, capsys):
-    assert ex.check_remove_cross_layer({"decoder.0.cross.x1": lambda x1, name: torch.zeros_like(x1)}, shipped_model, all_pairs)
+    assert ex.check_remove_cross_layer(
+        {"decoder.0.cross.x1": lambda x1, name: torch.zeros_like(x1)}, shipped_model, all_pairs
+    )
     assert "✅" in capsys.readouterr().out
     # zero attention weights give x1 = 0 as well
-    assert ex.check_remove_cross_layer({"decoder.0.cross.weights": lambda w, name: torch.zeros_like(w)}, shipped_model, all_pairs)
+    assert ex.check_remove_cross_layer(
+        {"decoder.0.cross.weights": lambda w, name: torch.zeros_like(w)}, shipped_model, all_pairs
+    )
 
 
-@pytest.mark.parametrize("wrong, hint", [
-    ({}, "unchanged"),
-    ({"decoder.0.cross.x1": ablate_head(0)}, "only one head"),
-    ({"decoder.0.cross.x1": ablate_head(1)}, "only one head"),
-    ({"decoder.1.cross.x1": lambda x1, name: torch.zeros_like(x1)}, "differs"),
-    ({"decoder.*.cross.x1": lambda x1, name: torch.zeros_like(x1)}, "differs"),
-    ({"decoder.0.cross.nothing": lambda x1, name: x1}, "raised"),
-    ("decoder.0.cross.x1", "dict"),
-])
+@pytest.mark.parametrize(
+    "wrong, hint",
+    [
+        ({}, "unchanged"),
+        ({"decoder.0.cross.x1": ablate_head(0)}, "only one head"),
+        ({"decoder.0.cross.x1": ablate_head(1)}, "only one head"),
+        ({"decoder.1.cross.x1": lambda x1, name: torch.zeros_like(x1)}, "differs"),
+        ({"decoder.*.cross.x1": lambda x1, name: torch.zeros_like(x1)}, "differs"),
+        ({"decoder.0.cross.nothing": lambda x1, name: x1}, "raised"),
+        ("decoder.0.cross.x1", "dict"),
+    ],
+)
 def test_remove_cross_layer_rejects(shipped_model, all_pairs, wrong, hint, capsys):
     assert not ex.check_remove_cross_layer(wrong, shipped_model, all_pairs)
     assert hint in capsys.readouterr().out

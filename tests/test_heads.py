@@ -19,13 +19,19 @@ from course_utils.errors import UnknownWordError  # noqa: E402
 from course_utils.model import ModelConfig  # noqa: E402
 from course_utils.training import TrainConfig, exact_match, train  # noqa: E402
 
-
 # ---------------------------------------------------------------- roles and alignment
+
 
 def test_roles_examples():
     assert heads.english_roles("we want to eat apple") == ["subject", "modal", "modal", "verb", "object"]
     assert heads.english_roles("he eats bread") == ["subject", "verb", "object"]
-    assert heads.german_roles("wir wollen einen apfel essen", "want") == ["subject", "modal", "object", "object", "verb"]
+    assert heads.german_roles("wir wollen einen apfel essen", "want") == [
+        "subject",
+        "modal",
+        "object",
+        "object",
+        "verb",
+    ]
     assert heads.german_roles("er isst brot", "plain") == ["subject", "verb", "object"]
     with pytest.raises(ValueError):
         heads.english_roles("eat apple")
@@ -50,6 +56,7 @@ def test_aligned_mass_matches_role_sums(shipped_model):
 
 # ---------------------------------------------------------------- the batched pass
 
+
 def test_batch_equals_one_by_one(shipped_model, all_pairs, shipped_batch):
     for i in (0, 70, 100, 200, 263):
         p = all_pairs[i]
@@ -64,6 +71,7 @@ def test_batch_equals_one_by_one(shipped_model, all_pairs, shipped_batch):
 
 
 # ---------------------------------------------------------------- statistics
+
 
 def test_statistics_shape_and_ranges(shipped_batch):
     stats = heads.head_statistics(shipped_batch)
@@ -90,7 +98,13 @@ def test_role_attention_rows_sum_to_one(shipped_batch):
     for place in heads.PLACES:
         table = heads.role_attention(shipped_batch, place, 1, 0)
         assert np.allclose(table.sum(axis=1), 1.0, atol=1e-5), place
-    assert list(heads.role_attention(shipped_batch, "cross", 0, 1).index) == ["subject", "modal", "verb", "object", "end"]
+    assert list(heads.role_attention(shipped_batch, "cross", 0, 1).index) == [
+        "subject",
+        "modal",
+        "verb",
+        "object",
+        "end",
+    ]
     with pytest.raises(IndexError):
         heads.role_attention(shipped_batch, "cross", 0, 2)
     with pytest.raises(ValueError):
@@ -105,9 +119,13 @@ def test_head_difference_is_symmetric_and_bounded(shipped_batch):
 
 # ---------------------------------------------------------------- interventions
 
+
 def test_accuracy_equals_exact_match(shipped_model, all_pairs):
     train_pairs, heldout = load_pairs("train"), load_pairs("heldout")
-    assert heads.accuracy(shipped_model, all_pairs) == {"train": exact_match(shipped_model, train_pairs), "heldout": exact_match(shipped_model, heldout)}
+    assert heads.accuracy(shipped_model, all_pairs) == {
+        "train": exact_match(shipped_model, train_pairs),
+        "heldout": exact_match(shipped_model, heldout),
+    }
     patches = {"decoder.0.cross.x1": tracing.ablate_head(0)}
     with tracing.patch(shipped_model, patches):
         want = {"train": exact_match(shipped_model, train_pairs), "heldout": exact_match(shipped_model, heldout)}
@@ -116,12 +134,17 @@ def test_accuracy_equals_exact_match(shipped_model, all_pairs):
 
 
 def test_score_interventions_table(shipped_model, all_pairs):
-    table = heads.score_interventions(shipped_model, all_pairs[::12], {"none": {}, "uniform cross": {"decoder.*.cross.weights": tracing.uniform_attention}})
+    table = heads.score_interventions(
+        shipped_model,
+        all_pairs[::12],
+        {"none": {}, "uniform cross": {"decoder.*.cross.weights": tracing.uniform_attention}},
+    )
     assert list(table.index) == ["none", "uniform cross"] and list(table.columns) == ["train", "heldout"]
     assert table.loc["none", "train"] == 1.0 and table.loc["uniform cross", "train"] < 1.0
 
 
 # ---------------------------------------------------------------- the query bank
+
 
 @pytest.mark.parametrize("prefix", ["encoder.0.self", "encoder.1.self", "decoder.0.self", "decoder.1.cross"])
 def test_query_bank_reproduces_q(shipped_model, prefix):
@@ -132,7 +155,9 @@ def test_query_bank_reproduces_q(shipped_model, prefix):
     for h in range(mha.n_heads):
         bank, bias = heads.query_bank(shipped_model, prefix, h)
         assert bank.shape == (mha.d_model, mha.d_head)
-        assert torch.equal(bank, mha.w_q.weight[h * mha.d_head:(h + 1) * mha.d_head].T)  # rows of W^Q = columns of weight
+        assert torch.equal(
+            bank, mha.w_q.weight[h * mha.d_head : (h + 1) * mha.d_head].T
+        )  # rows of W^Q = columns of weight
         assert torch.allclose(X @ bank + bias, trace[f"{prefix}.q"][h], atol=1e-5)
     with pytest.raises(IndexError):
         heads.query_bank(shipped_model, prefix, 2)
@@ -149,22 +174,31 @@ def test_contributions_on_a_toy_bank():
 
 # ---------------------------------------------------------------- the widget's plot function
 
+
 def test_plot_head_draws_and_labels(shipped_model):
     fig = heads.plot_head("we eat bread", "cross", 0, 1, model=shipped_model)
     ax = fig.axes[0]
-    assert [t.get_text() for t in ax.get_yticklabels()] == ["<bos> → wir", "wir → essen", "essen → brot", "brot → <eos>"]
+    assert [t.get_text() for t in ax.get_yticklabels()] == [
+        "<bos> → wir",
+        "wir → essen",
+        "essen → brot",
+        "brot → <eos>",
+    ]
     assert [t.get_text() for t in ax.get_xticklabels()] == ["we", "eat", "bread"]
     assert ax.get_title() and ax.get_xlabel() and ax.get_ylabel()
     plt.close("all")
 
 
-@pytest.mark.parametrize("choices, exc, text", [
-    ({"sentence": "we eat pizza"}, UnknownWordError, "Unknown English word 'pizza'"),
-    ({"sentence": "we eat bread", "head": 2}, IndexError, "head 2 out of range"),
-    ({"sentence": "we eat bread", "layer": 5}, IndexError, "layer 5 out of range"),
-    ({"sentence": "we eat bread", "place": "everywhere"}, ValueError, "place must be one of"),
-    ({"sentence": "   "}, ValueError, "empty"),
-])
+@pytest.mark.parametrize(
+    "choices, exc, text",
+    [
+        ({"sentence": "we eat pizza"}, UnknownWordError, "Unknown English word 'pizza'"),
+        ({"sentence": "we eat bread", "head": 2}, IndexError, "head 2 out of range"),
+        ({"sentence": "we eat bread", "layer": 5}, IndexError, "layer 5 out of range"),
+        ({"sentence": "we eat bread", "place": "everywhere"}, ValueError, "place must be one of"),
+        ({"sentence": "   "}, ValueError, "empty"),
+    ],
+)
 def test_plot_head_bad_choices_give_messages(shipped_model, choices, exc, text):
     with pytest.raises(exc, match=text):
         heads.plot_head(model=shipped_model, **choices)
@@ -174,6 +208,7 @@ def test_plot_head_bad_choices_give_messages(shipped_model, choices, exc, text):
 
 
 # ---------------------------------------------------------------- claim F7: does one head suffice here?
+
 
 def test_one_head_model_also_learns_the_corpus(report):
     """Claim F7: notebook 04 trains this model in the notebook and notebook 09's verdict quotes it: a 1-head

@@ -3,8 +3,24 @@
 import subprocess
 import sys
 
-MODULES = ["attention", "data", "model", "tracing", "training", "analysis", "plotting", "widgets", "vectors",
-           "projections", "stepwise", "clustering", "probing", "heads", "errors", "execute"]
+MODULES = [
+    "attention",
+    "data",
+    "model",
+    "tracing",
+    "training",
+    "analysis",
+    "plotting",
+    "widgets",
+    "vectors",
+    "projections",
+    "stepwise",
+    "clustering",
+    "probing",
+    "heads",
+    "errors",
+    "execute",
+]
 
 PROBE = r"""
 import matplotlib, numpy as np, torch, importlib, json

@@ -10,8 +10,16 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from course_utils.data import BOS, EOS, SPECIALS, build_vocabs, encode_source, load_pairs, load_probes, pad_batch
-from course_utils.model import (ModelConfig, Translator, build_model, greedy_decode, parameter_counts,
-                                sinusoidal_table, translate, translate_batch)
+from course_utils.model import (
+    ModelConfig,
+    Translator,
+    build_model,
+    greedy_decode,
+    parameter_counts,
+    sinusoidal_table,
+    translate,
+    translate_batch,
+)
 from course_utils.training import exact_match
 
 SETTINGS = settings(max_examples=25, deadline=None)
@@ -21,9 +29,12 @@ ENGLISH_WORDS = SRC_VOCAB.words
 
 # ---------------------------------------------------------------- translations of the trained model
 
+
 def test_translate_reproduces_every_training_sentence(course, report):
     pairs = load_pairs("train")
-    wrong = [(p.english, p.german, out) for p in pairs if (out := translate(course.model, p.english)) != p.german.split()]
+    wrong = [
+        (p.english, p.german, out) for p in pairs if (out := translate(course.model, p.english)) != p.german.split()
+    ]
     report["train exact match"] = f"{1 - len(wrong) / len(pairs):.1%} of {len(pairs)} training pairs"
     assert not wrong, f"{len(wrong)} of {len(pairs)} training sentences mistranslated, e.g. {wrong[:3]}"
 
@@ -87,6 +98,7 @@ def test_translate_any_known_words_gives_plain_words(course, words):
 
 # ---------------------------------------------------------------- greedy decoding
 
+
 def test_greedy_decode_output_format(course, untrained):
     src_sentences = [p.english for p in load_pairs()[:30]]
     for model in (course.model, untrained):
@@ -98,7 +110,7 @@ def test_greedy_decode_output_format(course, untrained):
         assert (out[:, 0] == bos).all()
         for row in out.tolist():
             if eos in row:
-                assert all(t == 0 for t in row[row.index(eos) + 1:]), f"tokens after <eos>: {row}"
+                assert all(t == 0 for t in row[row.index(eos) + 1 :]), f"tokens after <eos>: {row}"
 
 
 @pytest.mark.parametrize("mode", ["train", "eval"])
@@ -124,6 +136,7 @@ def test_greedy_decode_decodes_in_eval_mode():
 
 # ---------------------------------------------------------------- construction
 
+
 @pytest.mark.parametrize("pos_encoding", ["learned", "sinusoidal", "none"])
 def test_parameter_counts_sum_to_total(pos_encoding):
     cfg = ModelConfig(pos_encoding=pos_encoding)
@@ -133,7 +146,8 @@ def test_parameter_counts_sum_to_total(pos_encoding):
     assert total == sum(p.numel() for p in model.parameters())
     assert sum(counts.values()) == total
     assert set(counts) == {"source embedding", "target embedding", "generator"} | {
-        f"{side} layer {i}" for side in ("encoder", "decoder") for i in range(cfg.n_layers)}
+        f"{side} layer {i}" for side in ("encoder", "decoder") for i in range(cfg.n_layers)
+    }
     d, V_src, V_tgt = cfg.d_model, len(model.src_vocab), len(model.tgt_vocab)
     pos = cfg.max_len * d if pos_encoding == "learned" else 0
     assert counts["source embedding"] == V_src * d + pos

@@ -31,6 +31,7 @@ def pairs(models):
 
 # ---- word order ----
 
+
 def test_word_permutation():
     assert probing.word_permutation("we can eat apple".split(), "apple eat can we".split()) == [3, 2, 1, 0]
     assert probing.word_permutation("a b c".split(), "b c a".split()) == [1, 2, 0]
@@ -53,8 +54,17 @@ def test_untrained_model_without_position_is_equivariant_for_every_ordering():
     base = run_with_trace(model, words, target="sie möchten tee trinken")
     for order in list(itertools.permutations(range(len(words))))[::97]:
         other = run_with_trace(model, [words[i] for i in order], target="sie möchten tee trinken")
-        gaps = probing.order_gaps(base, other, ["encoder.0.self.q", "encoder.0.self.weights", "encoder.1.layer_out",
-                                                "decoder.1.cross.k", "decoder.1.layer_out"])
+        gaps = probing.order_gaps(
+            base,
+            other,
+            [
+                "encoder.0.self.q",
+                "encoder.0.self.weights",
+                "encoder.1.layer_out",
+                "decoder.1.cross.k",
+                "decoder.1.layer_out",
+            ],
+        )
         assert gaps["same word max|Δ|"].max() < probing.TOLERANCE
         assert gaps.loc["decoder.1.layer_out", "same position max|Δ|"] < probing.TOLERANCE  # invariant
 
@@ -108,8 +118,10 @@ def test_cosine_across_and_anti_diagonal(pairs):
     np.testing.assert_allclose(probing.anti_diagonal(M), 1.0)
     assert list(sty.data.index) == a.src_tokens and list(sty.data.columns) == b.src_tokens
     la, lb = pairs["learned"]  # 3 decimals by default: no 0.996 shown as 1.000
-    assert (probing.cosine_across(la, lb, "encoder.0.self.q", uuid="q3").data.to_numpy()
-            == probing.analysis.cosine_matrix(la.vectors("encoder.0.self.q"), lb.vectors("encoder.0.self.q")).round(3)).all()
+    assert (
+        probing.cosine_across(la, lb, "encoder.0.self.q", uuid="q3").data.to_numpy()
+        == probing.analysis.cosine_matrix(la.vectors("encoder.0.self.q"), lb.vectors("encoder.0.self.q")).round(3)
+    ).all()
     with pytest.raises(ValueError):
         probing.cosine_across(a, b, "encoder.0.self.weights", uuid="w")
 
@@ -146,6 +158,7 @@ def test_distinct_translations_of_a_bag_of_words(models):
 
 
 # ---- spread ----
+
 
 def test_mean_pairwise_cosine_distance():
     assert probing.mean_pairwise_cosine_distance([[1, 0], [2, 0], [3, 0]]) == pytest.approx(0.0)
@@ -211,7 +224,7 @@ def test_five_projection_and_plot():
     renderer = fig.canvas.get_renderer()
     for ax in fig.axes:  # no two labels of one panel overlap
         boxes = [t.get_window_extent(renderer) for t in ax.texts]
-        assert not any(b1.overlaps(b2) for k, b1 in enumerate(boxes) for b2 in boxes[k + 1:])
+        assert not any(b1.overlaps(b2) for k, b1 in enumerate(boxes) for b2 in boxes[k + 1 :])
     plt.close("all")
     with pytest.raises(ValueError, match="mix the heads"):
         probing.plot_five(traces, kinds=("q", "out"), head=1)

@@ -45,16 +45,25 @@ def test_ledger_row_points_at_an_asserted_cell(claim):
         verdict = line.strip().strip("|").split("|")[-1].lower()
         assert re.search(r"\b(holds|false)\b", verdict), f"{claim}: verdict must be holds / holds only if … / false"
         refs = re.findall(r"\(notebooks/(\d\d_[a-z0-9_]+\.ipynb)\)[^\"“]*[\"“]([^\"”]+)[\"”]", line)
-        assert refs, f"{claim}: no (notebooks/…ipynb) \"heading\" reference in {line!r}"
+        assert refs, f'{claim}: no (notebooks/…ipynb) "heading" reference in {line!r}'
         for name, heading in refs:
             cells = json.loads((ROOT / "notebooks" / name).read_text(encoding="utf-8"))["cells"]
-            idx = [i for i, c in enumerate(cells) if c["cell_type"] == "markdown"
-                   and any(l.lstrip("#").strip() == heading for l in "".join(c["source"]).splitlines() if l.startswith("#"))]
+            idx = [
+                i
+                for i, c in enumerate(cells)
+                if c["cell_type"] == "markdown"
+                and any(
+                    line.lstrip("#").strip() == heading
+                    for line in "".join(c["source"]).splitlines()
+                    if line.startswith("#")
+                )
+            ]
             assert idx, f"{claim}: heading {heading!r} not found in {name}"
             following = []
-            for c in cells[idx[0] + 1:]:
+            for c in cells[idx[0] + 1 :]:
                 if c["cell_type"] == "markdown" and "".join(c["source"]).lstrip().startswith("#"):
                     break
                 following.append(c)
-            assert any(c["cell_type"] == "code" and re.search(r"^\s*assert\b", "".join(c["source"]), re.M) for c in following), \
-                f"{claim}: no assert under {heading!r} in {name}"
+            assert any(
+                c["cell_type"] == "code" and re.search(r"^\s*assert\b", "".join(c["source"]), re.M) for c in following
+            ), f"{claim}: no assert under {heading!r} in {name}"

@@ -23,7 +23,7 @@ def test_code_reproduces_shipped_model(pos_encoding):
     a, b = shipped.model.state_dict(), fresh.model.state_dict()
     assert a.keys() == b.keys()
     for name in a:
-        torch.testing.assert_close(a[name], b[name], rtol=1e-3, atol=1e-4, msg=lambda m: f"{name}: {m}")
+        torch.testing.assert_close(a[name], b[name], rtol=1e-3, atol=1e-4, msg=lambda m, name=name: f"{name}: {m}")
     for h1, h2 in zip(shipped.history, fresh.history, strict=True):
         assert h1["epoch"] == h2["epoch"] and h1["train_exact"] == h2["train_exact"]
         assert h1["loss"] == pytest.approx(h2["loss"], rel=1e-3, abs=1e-5)
@@ -34,7 +34,9 @@ def test_code_reproduces_shipped_model(pos_encoding):
         for sentence, trace in snap.items():
             other = fresh.snapshots[epoch][sentence]
             assert (trace.src_tokens, trace.tgt_tokens) == (other.src_tokens, other.tgt_tokens)
-            torch.testing.assert_close(trace["encoder.0.self.weights"], other["encoder.0.self.weights"], rtol=1e-3, atol=1e-4)
+            torch.testing.assert_close(
+                trace["encoder.0.self.weights"], other["encoder.0.self.weights"], rtol=1e-3, atol=1e-4
+            )
 
 
 def test_shipped_model_translates_training_pairs_exactly():

@@ -69,9 +69,13 @@ def test_plot_head_and_widget_messages(course):
     assert len([ax for ax in fig.axes if ax.get_title()]) == course.model.cfg.n_heads
     plt.close("all")
     import ipywidgets as w
+
     out = w.Output()
-    for bad in ({"layer": 5, "place": "encoder self", "head": "all"}, {"layer": 0, "place": "encoder self", "head": 7},
-                {"layer": 0, "place": "middle", "head": "all"}):
+    for bad in (
+        {"layer": 5, "place": "encoder self", "head": "all"},
+        {"layer": 0, "place": "encoder self", "head": 7},
+        {"layer": 0, "place": "middle", "head": "all"},
+    ):
         message = render(lambda **c: stepwise.plot_head(trace, **c), bad, out)
         assert message and message.startswith("⚠")
 

@@ -9,8 +9,17 @@ import torch
 
 from course_utils.data import BOS, encode_source, encode_target, load_pairs, pad_batch
 from course_utils.model import build_model, translate
-from course_utils.tracing import (Trace, ablate_head, first_token_attention, hook_points, last_token_attention, patch,
-                                  record, run_with_trace, uniform_attention)
+from course_utils.tracing import (
+    Trace,
+    ablate_head,
+    first_token_attention,
+    hook_points,
+    last_token_attention,
+    patch,
+    record,
+    run_with_trace,
+    uniform_attention,
+)
 
 
 def n_hooks(model) -> int:
@@ -34,8 +43,11 @@ def allowed_masks(src, tgt):
     Ts, Tt = src.shape[1], tgt.shape[1]
     src_keep, tgt_keep = (src != 0)[:, None, None, :], (tgt != 0)[:, None, None, :]
     causal = torch.ones(Tt, Tt, dtype=torch.bool).tril()
-    return {"encoder": src_keep.expand(-1, 1, Ts, Ts), "self": causal & tgt_keep,
-            "cross": src_keep.expand(-1, 1, Tt, Ts)}
+    return {
+        "encoder": src_keep.expand(-1, 1, Ts, Ts),
+        "self": causal & tgt_keep,
+        "cross": src_keep.expand(-1, 1, Tt, Ts),
+    }
 
 
 def place_of(key):
@@ -43,6 +55,7 @@ def place_of(key):
 
 
 # ---------------------------------------------------------------- record
+
 
 def test_record_changes_no_output(course_copy, batch):
     model = course_copy.eval()
@@ -157,6 +170,7 @@ def test_hooks_removed_after_exit_and_after_exception(course_copy, batch):
 
 # ---------------------------------------------------------------- patch
 
+
 def _run(model, src, tgt, patches=None):
     """Logits and a full record, with `patches` applied first (so the record shows patched tensors)."""
     with torch.no_grad(), patch(model, patches or {}), record(model) as cache:
@@ -186,7 +200,8 @@ def _check_patched_weights(model, batch, pattern, fn, expected_fn):
         bad = (w != exp).any(-1)  # (B, H, Tq): query rows that differ
         assert not bad.any(), (
             f"{key}: {int(bad.sum())} of {bad.numel()} query rows differ from the documented pattern, e.g. "
-            f"{w[bad][0].tolist()} instead of {exp[bad][0].tolist()} (allowed keys {allowed[bad][0].tolist()})")
+            f"{w[bad][0].tolist()} instead of {exp[bad][0].tolist()} (allowed keys {allowed[bad][0].tolist()})"
+        )
         # the patched weights are what the layer used downstream: x1 = weights · v
         p = key.rsplit(".", 1)[0]
         torch.testing.assert_close(cache[f"{p}.x1"], w @ cache[f"{p}.v"], rtol=1e-5, atol=1e-6)
@@ -199,6 +214,7 @@ def test_patch_uniform_attention(course_copy, batch):
     def expected(allowed):
         a = allowed.float()
         return a / a.sum(-1, keepdim=True)
+
     _check_patched_weights(course_copy.eval(), batch, "*.weights", uniform_attention, expected)
 
 
@@ -207,6 +223,7 @@ def test_patch_first_token_attention(course_copy, batch):
         out = torch.zeros(allowed.shape)
         out[..., 0] = 1.0
         return out
+
     _check_patched_weights(course_copy.eval(), batch, "decoder.*.cross.weights", first_token_attention, expected)
 
 
@@ -216,6 +233,7 @@ def test_patch_last_token_attention(course_copy, batch, pattern):
         idx = torch.arange(allowed.shape[-1])
         last = torch.where(allowed, idx, -1).amax(-1, keepdim=True)
         return torch.zeros(allowed.shape).scatter(-1, last, 1.0)
+
     _check_patched_weights(course_copy.eval(), batch, pattern, last_token_attention, expected)
     # "last word, or itself under a causal mask": on the decoder's own side, real tokens look at themselves
     if pattern == "decoder.*.self.weights":
@@ -239,7 +257,7 @@ def test_patch_ablate_head(course_copy, batch, head):
     assert torch.equal(x1[:, other], plain["decoder.0.cross.x1"][:, other])  # the other head is untouched
     dh = model.cfg.d_model // model.cfg.n_heads
     concat = cache["decoder.0.cross.concat"]
-    assert torch.equal(concat[..., head * dh:(head + 1) * dh], torch.zeros_like(concat[..., :dh]))
+    assert torch.equal(concat[..., head * dh : (head + 1) * dh], torch.zeros_like(concat[..., :dh]))
     assert not torch.allclose(logits, plain_logits)
     assert torch.equal(_run(model, src, tgt)[0], plain_logits) and n_hooks(model) == 0
 
@@ -263,6 +281,7 @@ def test_patch_changes_translation_and_is_undone(course_copy):
 
 
 # ---------------------------------------------------------------- run_with_trace / Trace
+
 
 def test_run_with_trace_own_translation(course, trace_shapes):
     model = course.model

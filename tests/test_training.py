@@ -13,8 +13,15 @@ from course_utils.data import BOS, SPECIALS, data_dir, load_pairs
 from course_utils.errors import IncompatibleModelFileError
 from course_utils.model import ModelConfig, translate, translate_batch
 from course_utils.tracing import Trace, run_with_trace
-from course_utils.training import (TrainConfig, TrainResult, load_course_model, make_batches, save_course_model,
-                                   single_thread, train)
+from course_utils.training import (
+    TrainConfig,
+    TrainResult,
+    load_course_model,
+    make_batches,
+    save_course_model,
+    single_thread,
+    train,
+)
 
 SHORT = TrainConfig(epochs=3, snapshot_epochs=(1, 3))
 
@@ -39,6 +46,7 @@ def short_runs():
 
 # ---------------------------------------------------------------- convergence
 
+
 def test_course_model_converges(course):
     h = course.history
     assert [row["epoch"] for row in h] == list(range(1, 31))
@@ -47,7 +55,7 @@ def test_course_model_converges(course):
     assert loss[-1] < loss[14] < loss[0]
     assert loss[-1] < 0.05 * loss[0]
     # over windows of five epochs the loss goes down (single epochs may wobble)
-    window = [sum(loss[i:i + 5]) / 5 for i in range(0, 30, 5)]
+    window = [sum(loss[i : i + 5]) / 5 for i in range(0, 30, 5)]
     assert all(a > b for a, b in zip(window, window[1:])), window
     assert all(0.0 <= row["token_acc"] <= 1.0 for row in h)
 
@@ -86,6 +94,7 @@ def test_log_gets_one_line_per_epoch():
 
 
 # ---------------------------------------------------------------- determinism
+
 
 def _equal_state(a, b) -> bool:
     sa, sb = a.state_dict(), b.state_dict()
@@ -136,6 +145,7 @@ def test_make_batches_covers_every_pair_once(course):
 
 
 # ---------------------------------------------------------------- snapshots
+
 
 def test_snapshot_epochs_and_probe_sentences(course):
     probes = [row["english"] for row in probe_file()]
@@ -191,6 +201,7 @@ def test_snapshots_show_learning(course):
 
 
 # ---------------------------------------------------------------- save / load
+
 
 def test_save_load_round_trip(course, tmp_path):
     path = tmp_path / "course.pt"

@@ -12,8 +12,21 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from course_utils.errors import CourseInputError  # noqa: E402
-from course_utils.vectors import (SENTENCES_2D, SENTENCES_3D, WORDS_2D, as_matrix, cosine, cosine_matrix, dot,  # noqa: E402
-                                  dot_matrix, plot_pair, plot_sentence_vectors, plot_vectors_3d, topic, topic_check)
+from course_utils.vectors import (
+    SENTENCES_2D,
+    SENTENCES_3D,
+    WORDS_2D,
+    as_matrix,
+    cosine,
+    cosine_matrix,
+    dot,  # noqa: E402
+    dot_matrix,
+    plot_pair,
+    plot_sentence_vectors,
+    plot_vectors_3d,
+    topic,
+    topic_check,
+)
 
 
 def test_blog_values_and_products():

@@ -44,8 +44,12 @@ def check_eat_cake(vector) -> bool:
         same = min(f(v, u) for s, u in SENTENCES_2D.items() if topic(s) == "eat")
         worst, other = max((f(v, u), s) for s, u in SENTENCES_2D.items() if topic(s) != "eat")
         if same <= worst:
-            return feedback(False, "", f"by {name}, {other!r} ({worst:.2f}) scores at least as high as an 'eat' "
-                                       f"sentence ({same:.2f}); point the arrow closer to the food axis.")
+            return feedback(
+                False,
+                "",
+                f"by {name}, {other!r} ({worst:.2f}) scores at least as high as an 'eat' "
+                f"sentence ({same:.2f}); point the arrow closer to the food axis.",
+            )
     return feedback(True, "'eat cake' is closest to the food sentences by dot product and by cosine.", "")
 
 

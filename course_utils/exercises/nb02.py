@@ -25,13 +25,17 @@ def check_cross_shapes(q_shape, k_shape) -> bool:
     if q is None or k is None:
         return feedback(False, "", "give two shapes as tuples, e.g. (2, 3, 32), (2, 3, 32).")
     if (q, k) == (expected_k, expected_q):
-        return feedback(False, "", "swapped: in cross-attention the queries come from the German side, keys from the English.")
+        return feedback(
+            False, "", "swapped: in cross-attention the queries come from the German side, keys from the English."
+        )
     if q == (2, 4, 32) and k == expected_k:
         return feedback(False, "", "the decoder reads <bos> before the German words: count it as a query position.")
     if len(q) != 3 or len(k) != 3 or q[0] != 2 or k[0] != 2 or q[2] != 32 or k[2] != 32:
         return feedback(False, "", "the shape is (heads, positions, dh) with 2 heads and dh = 64 // 2 = 32.")
     if (q, k) != (expected_q, expected_k):
-        return feedback(False, "", "queries: one per decoder position (<bos> + German words); keys: one per English word.")
+        return feedback(
+            False, "", "queries: one per decoder position (<bos> + German words); keys: one per English word."
+        )
     return feedback(True, "q (2, 5, 32): five German positions ask; k (2, 4, 32): four English words answer.", "")
 
 
@@ -67,10 +71,14 @@ def check_head_query(query, model) -> bool:
         return feedback(True, "that is exactly the traced head-1 query of 'apple'.", "")
     attn = model.encoder[0].self_attn
     dh, b = attn.d_head, attn.w_q.bias.detach()
-    if torch.allclose(q, expected - b[dh:2 * dh], **tol):
+    if torch.allclose(q, expected - b[dh : 2 * dh], **tol):
         return feedback(False, "", "almost: nn.Linear also adds its bias (the head's slice of w_q.bias).")
     other = qkv["q"][1 - HEAD_QUERY_HEAD, words.index(HEAD_QUERY_WORD)] if attn.n_heads == 2 else None
     if other is not None and torch.allclose(q, other, **tol):
         return feedback(False, "", "that is head 0; head 1 uses rows 32..63 of w_q.weight (= columns 32..63 of W^Q).")
-    return feedback(False, "", "PyTorch computes x · weightᵀ + bias: head 1 is x @ w_q.weight[32:64].T + w_q.bias[32:64] "
-                               "(slicing columns of w_q.weight instead of rows is the usual mistake).")
+    return feedback(
+        False,
+        "",
+        "PyTorch computes x · weightᵀ + bias: head 1 is x @ w_q.weight[32:64].T + w_q.bias[32:64] "
+        "(slicing columns of w_q.weight instead of rows is the usual mistake).",
+    )

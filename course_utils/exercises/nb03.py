@@ -37,8 +37,11 @@ def check_divisor_256(divisor) -> bool:
     if not divisor > 0:
         return feedback(False, "", "the divisor must be positive.")
     std = score_stats(256, divisor)["score_std"]
-    return feedback(abs(std - 1) < 0.05, f"dividing by {divisor:g} gives std {std:.2f}: that is √256 = 16.",
-                    f"dividing by {divisor:g} gives std {std:.2f}; the raw std is about √d, so divide by that.")
+    return feedback(
+        abs(std - 1) < 0.05,
+        f"dividing by {divisor:g} gives std {std:.2f}: that is √256 = 16.",
+        f"dividing by {divisor:g} gives std {std:.2f}; the raw std is about √d, so divide by that.",
+    )
 
 
 def toy_weights(W_Q, W_K, words=TOY_WORDS) -> torch.Tensor:
@@ -60,6 +63,9 @@ def check_apple_attends_to_eat(W_Q, W_K) -> bool:
     row = w[TOY_WORDS.index("apple")]
     best = TOY_WORDS[int(row.argmax())]
     ok = best == "eat" and row[TOY_WORDS.index("eat")].item() > 0.5
-    return feedback(ok, f"apple -> eat gets {row[2].item():.2f} of apple's attention.",
-                    f"apple's row is {[round(x, 2) for x in row.tolist()]} (i, can, eat, apple): its top key is {best!r}; "
-                    "make apple's query point at the 'action' feature that eat's key carries.")
+    return feedback(
+        ok,
+        f"apple -> eat gets {row[2].item():.2f} of apple's attention.",
+        f"apple's row is {[round(x, 2) for x in row.tolist()]} (i, can, eat, apple): its top key is {best!r}; "
+        "make apple's query point at the 'action' feature that eat's key carries.",
+    )

@@ -24,9 +24,11 @@ def check_head_shapes(q_heads_shape, scores_shape, concat_shape) -> bool:
     if not wrong:
         return feedback(True, f"q {want['q after the split']}, scores {want['scores']}, concat {want['concat']}.", "")
     name = wrong[0]
-    hint = {"q after the split": "heads come before positions: (B, H, T, dh) with dh = d_model // H.",
-            "scores": "one T×T score matrix per sentence and per head.",
-            "concat": "concatenating H heads of dh features gives back d_model features per position."}[name]
+    hint = {
+        "q after the split": "heads come before positions: (B, H, T, dh) with dh = d_model // H.",
+        "scores": "one T×T score matrix per sentence and per head.",
+        "concat": "concatenating H heads of dh features gives back d_model features per position.",
+    }[name]
     return feedback(False, "", f"{name}: {got[name]} is not right; {hint}")
 
 
@@ -46,8 +48,12 @@ def check_split_heads(fn) -> bool:
             shape = tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__
             return feedback(False, "", f"with {h} heads the result should be {tuple(want.shape)}; got {shape}.")
         if not torch.equal(got, want):
-            return feedback(False, "", f"with {h} heads the shape is right but the numbers are in the wrong places: "
-                                       "view as (B, T, H, dh) first (each position's features cut into heads), then swap T and H.")
+            return feedback(
+                False,
+                "",
+                f"with {h} heads the shape is right but the numbers are in the wrong places: "
+                "view as (B, T, H, dh) first (each position's features cut into heads), then swap T and H.",
+            )
     return feedback(True, "your split matches MultiHeadAttention.split_heads for 1, 2, 4 and 8 heads.", "")
 
 
@@ -62,7 +68,13 @@ def check_mha_parameters(n_params, grows_with_heads) -> bool:
     if n == 4 * D_MODEL * D_MODEL:
         return feedback(False, "", "close: nn.Linear also has a bias of d_model numbers per layer.")
     if n != want:
-        return feedback(False, "", "count W^Q, W^K, W^V and W^O: each is a d_model × d_model matrix plus a bias of d_model.")
+        return feedback(
+            False, "", "count W^Q, W^K, W^V and W^O: each is a d_model × d_model matrix plus a bias of d_model."
+        )
     if not isinstance(grows_with_heads, bool) or grows_with_heads:
-        return feedback(False, "", "the count is right, but does it change with H? Compare MultiHeadAttention(64, 1) and (64, 8).")
-    return feedback(True, f"{want} parameters for any number of heads: heads slice the same matrices, they add none.", "")
+        return feedback(
+            False, "", "the count is right, but does it change with H? Compare MultiHeadAttention(64, 1) and (64, 8)."
+        )
+    return feedback(
+        True, f"{want} parameters for any number of heads: heads slice the same matrices, they add none.", ""
+    )

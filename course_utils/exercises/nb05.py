@@ -20,12 +20,22 @@ def check_decoder_extra(n_extra) -> bool:
     except (TypeError, ValueError):
         return feedback(False, "", f"give a whole number of parameters; got {n_extra!r}.")
     if n == attention:
-        return feedback(False, "", "that is one attention block; after it the decoder layer has one more LayerNorm (a gain and a bias of d_model each).")
+        return feedback(
+            False,
+            "",
+            "that is one attention block; after it the decoder layer has one more LayerNorm (a gain and a bias of d_model each).",
+        )
     if n == 4 * D_MODEL * D_MODEL or n == 4 * D_MODEL * D_MODEL + layer_norm:
         return feedback(False, "", "nn.Linear has a bias of d_model numbers next to its d_model × d_model weights.")
     if n != want:
-        return feedback(False, "", "compare the two layers in model.py: what does DecoderLayer have that EncoderLayer has not?")
-    return feedback(True, f"{want} = one cross-attention block 4·(64·64 + 64) = {attention} plus one LayerNorm 2·64 = {layer_norm}.", "")
+        return feedback(
+            False, "", "compare the two layers in model.py: what does DecoderLayer have that EncoderLayer has not?"
+        )
+    return feedback(
+        True,
+        f"{want} = one cross-attention block 4·(64·64 + 64) = {attention} plus one LayerNorm 2·64 = {layer_norm}.",
+        "",
+    )
 
 
 def check_emitting_row(row_word) -> bool:
@@ -35,14 +45,24 @@ def check_emitting_row(row_word) -> bool:
     outputs = ["wir", "wollen", "brot", "essen", "<eos>"]
     want = inputs[outputs.index("brot")]
     if not isinstance(row_word, str):
-        return feedback(False, "", f"answer with the row's decoder input token, a word such as 'wir'; got {row_word!r}.")
+        return feedback(
+            False, "", f"answer with the row's decoder input token, a word such as 'wir'; got {row_word!r}."
+        )
     row_word = row_word.split("→")[0].strip()  # a heatmap label "wollen → brot" names the same row
     if row_word == want:
-        return feedback(True, "the query at input 'wollen' predicts the next word, 'brot' (row label 'wollen → brot'); "
-                              "in the row of input 'brot' the model already knows brot and predicts 'essen'.", "")
+        return feedback(
+            True,
+            "the query at input 'wollen' predicts the next word, 'brot' (row label 'wollen → brot'); "
+            "in the row of input 'brot' the model already knows brot and predicts 'essen'.",
+            "",
+        )
     if row_word == "brot":
-        return feedback(False, "", "the row of input 'brot' (label 'brot → essen') reads brot and predicts the word after it.")
-    return feedback(False, "", "the query at input position i predicts output word i + 1: find the input just before 'brot'.")
+        return feedback(
+            False, "", "the row of input 'brot' (label 'brot → essen') reads brot and predicts the word after it."
+        )
+    return feedback(
+        False, "", "the query at input position i predicts output word i + 1: find the input just before 'brot'."
+    )
 
 
 @torch.no_grad()
@@ -66,7 +86,15 @@ def check_drink_bread(p_trinken, p_essen) -> bool:
     if abs(pt - want_e) < 0.01 and abs(pe - want_t) < 0.01:
         return feedback(False, "", "the two numbers are swapped.")
     if abs(pt - want_t) >= 0.01 or abs(pe - want_e) >= 0.01:
-        return feedback(False, "", "use next_word_probs(model, 'i can drink bread', 'ich kann brot') and read the "
-                                   "entries 'trinken' and 'essen' (the English sentence, then the German words so far).")
-    return feedback(True, f"trinken {want_t:.2f}, essen {want_e:.2f}: the English says drink, yet a good share of the "
-                          "probability goes to the verb that bread always came with.", "")
+        return feedback(
+            False,
+            "",
+            "use next_word_probs(model, 'i can drink bread', 'ich kann brot') and read the "
+            "entries 'trinken' and 'essen' (the English sentence, then the German words so far).",
+        )
+    return feedback(
+        True,
+        f"trinken {want_t:.2f}, essen {want_e:.2f}: the English says drink, yet a good share of the "
+        "probability goes to the verb that bread always came with.",
+        "",
+    )

@@ -7,9 +7,20 @@ import numpy as np
 from ..clustering import PAIR, pairwise_spread, relative_distance, word_vector
 from . import feedback
 
-ORDER = ["encoder.0.self.q", "encoder.0.self.k", "encoder.0.self.v", "encoder.0.self.x1", "encoder.0.self.out",
-         "encoder.0.layer_out", "encoder.1.self.q", "encoder.1.self.k", "encoder.1.self.v", "encoder.1.self.x1",
-         "encoder.1.self.out", "encoder.1.layer_out"]
+ORDER = [
+    "encoder.0.self.q",
+    "encoder.0.self.k",
+    "encoder.0.self.v",
+    "encoder.0.self.x1",
+    "encoder.0.self.out",
+    "encoder.0.layer_out",
+    "encoder.1.self.q",
+    "encoder.1.self.k",
+    "encoder.1.self.v",
+    "encoder.1.self.x1",
+    "encoder.1.self.out",
+    "encoder.1.layer_out",
+]
 
 
 def check_pairwise_spread(fn) -> bool:
@@ -17,8 +28,11 @@ def check_pairwise_spread(fn) -> bool:
     if fn is None or not callable(fn):
         return feedback(False, "", "define my_pairwise_spread(X) and pass the function itself.")
     rng = np.random.default_rng(6)
-    cases = {"random vectors": rng.normal(size=(12, 8)), "vectors around one point": 5 + 0.1 * rng.normal(size=(7, 4)),
-             "two vectors": np.array([[1.0, 0.0], [0.0, 1.0]])}
+    cases = {
+        "random vectors": rng.normal(size=(12, 8)),
+        "vectors around one point": 5 + 0.1 * rng.normal(size=(7, 4)),
+        "two vectors": np.array([[1.0, 0.0], [0.0, 1.0]]),
+    }
     for name, X in cases.items():
         try:
             got = float(fn(X))
@@ -26,14 +40,18 @@ def check_pairwise_spread(fn) -> bool:
             return feedback(False, "", f"my_pairwise_spread raised {type(exc).__name__}: {exc} (on {name}).")
         want = pairwise_spread(X)
         if not np.isfinite(got) or abs(got - want) > 1e-6 * max(1.0, want):
-            hint = ("count each pair once and leave out a vector's distance to itself."
-                    if abs(got - want * (len(X) - 1) / len(X)) < 1e-6 * max(1.0, want) else
-                    "divide the mean pairwise distance by the mean length of the vectors (np.linalg.norm(X, axis=1).mean()).")
+            hint = (
+                "count each pair once and leave out a vector's distance to itself."
+                if abs(got - want * (len(X) - 1) / len(X)) < 1e-6 * max(1.0, want)
+                else "divide the mean pairwise distance by the mean length of the vectors (np.linalg.norm(X, axis=1).mean())."
+            )
             return feedback(False, "", f"on {name} you get {got:.4f}, expected {want:.4f}: {hint}")
     got2 = float(fn(3.0 * cases["random vectors"]))
     if abs(got2 - pairwise_spread(cases["random vectors"])) > 1e-6:
         return feedback(False, "", "scaling all vectors by 3 should not change the pairwise spread.")
-    return feedback(True, "your pairwise spread matches clustering.pairwise_spread (two orthogonal unit vectors: √2 ≈ 1.414).", "")
+    return feedback(
+        True, "your pairwise spread matches clustering.pairwise_spread (two orthogonal unit vectors: √2 ≈ 1.414).", ""
+    )
 
 
 def _x1_shift(snapshots, word: str, epoch: int = 30) -> float:
@@ -53,10 +71,18 @@ def check_most_changed_word(word) -> bool:
     if word not in shared:
         return feedback(False, "", f"choose one of the words both sentences share: {', '.join(shared)}.")
     if word == want:
-        return feedback(True, f"'{want}' moves most ({shifts[want]:.2f} of its length); 'eat' moves "
-                              f"{shifts['eat']:.2f} and 'we' only {shifts['we']:.2f}.", "")
-    return feedback(False, "", f"'{word}' moves {shifts[word]:.2f} of its length; compute the relative distance for "
-                               "every shared word and take the largest.")
+        return feedback(
+            True,
+            f"'{want}' moves most ({shifts[want]:.2f} of its length); 'eat' moves "
+            f"{shifts['eat']:.2f} and 'we' only {shifts['we']:.2f}.",
+            "",
+        )
+    return feedback(
+        False,
+        "",
+        f"'{word}' moves {shifts[word]:.2f} of its length; compute the relative distance for "
+        "every shared word and take the largest.",
+    )
 
 
 def check_first_difference(key) -> bool:
@@ -66,8 +92,14 @@ def check_first_difference(key) -> bool:
     if key not in ORDER:
         return feedback(False, "", f"answer with a trace key from this list: {', '.join(ORDER)}.")
     if key == want:
-        return feedback(True, "eat's layer-1 x1 is the first: layer 0 lets eat attend only to itself, and q, k, v of "
-                              "layer 1 are computed from eat's own (identical) layer-0 output.", "")
+        return feedback(
+            True,
+            "eat's layer-1 x1 is the first: layer 0 lets eat attend only to itself, and q, k, v of "
+            "layer 1 are computed from eat's own (identical) layer-0 output.",
+            "",
+        )
     if ORDER.index(key) < ORDER.index(want):
-        return feedback(False, "", f"{key} is still identical in both sentences (distance 0): look at the table in section 3.")
+        return feedback(
+            False, "", f"{key} is still identical in both sentences (distance 0): look at the table in section 3."
+        )
     return feedback(False, "", f"{key} differs, but an earlier vector already does.")

@@ -32,10 +32,12 @@ def check_permutation(perm) -> bool:
     a, b = word_order_traces(load_standard_model("none").model, "we can eat apple", SCRAMBLED)
     out_a, out_b = a["encoder.1.layer_out"].double().numpy(), b["encoder.1.layer_out"].double().numpy()
     gap = float(np.abs(out_b - out_a[perm]).max())
-    return feedback(gap < TOLERANCE,
-                    f"out_a[{perm}] equals the encoder output of '{SCRAMBLED}' (max |Δ| below {TOLERANCE}): the output only moved with its words.",
-                    f"out_a[{perm}] differs from the new output by up to {gap:.2f}. Row i of the new output belongs to "
-                    f"the i-th word of '{SCRAMBLED}': where does that word sit in 'we can eat apple'?")
+    return feedback(
+        gap < TOLERANCE,
+        f"out_a[{perm}] equals the encoder output of '{SCRAMBLED}' (max |Δ| below {TOLERANCE}): the output only moved with its words.",
+        f"out_a[{perm}] differs from the new output by up to {gap:.2f}. Row i of the new output belongs to "
+        f"the i-th word of '{SCRAMBLED}': where does that word sit in 'we can eat apple'?",
+    )
 
 
 def check_symmetry(answers) -> bool:
@@ -48,9 +50,12 @@ def check_symmetry(answers) -> bool:
         return feedback(False, "", f"each value must be 'invariant', 'equivariant' or 'neither'; check: {bad}")
     wrong = [k for k in SYMMETRY if given[k] != SYMMETRY[k]]
     example = f" (e.g. '{wrong[0]}')" if wrong else ""
-    return feedback(not wrong, "all five right: invariant = unchanged, equivariant = moved along with the words.",
-                    f"{len(wrong)} of 5 not right yet{example}. Invariant: the same vectors at the same positions. "
-                    "Equivariant: the same vectors, moved with their words. Neither: the vectors change.")
+    return feedback(
+        not wrong,
+        "all five right: invariant = unchanged, equivariant = moved along with the words.",
+        f"{len(wrong)} of 5 not right yet{example}. Invariant: the same vectors at the same positions. "
+        "Equivariant: the same vectors, moved with their words. Neither: the vectors change.",
+    )
 
 
 def distinct_counts(sentence: str = FIVE_WORDS) -> dict[str, int]:
@@ -68,7 +73,9 @@ def check_distinct(counts) -> bool:
     if any(not isinstance(v, (int, np.integer)) or isinstance(v, bool) for v in counts.values()):
         return feedback(False, "", "each value must be a whole number (how many different translations).")
     truth = distinct_counts()
-    return feedback(dict(counts) == truth,
-                    "right: only a model that sees positions can give different translations for different orders.",
-                    "not all counts are right. Translate every ordering (itertools.permutations) with each model and "
-                    "count the different outputs; probing.distinct_translations does it in one call.")
+    return feedback(
+        dict(counts) == truth,
+        "right: only a model that sees positions can give different translations for different orders.",
+        "not all counts are right. Translate every ordering (itertools.permutations) with each model and "
+        "count the different outputs; probing.distinct_translations does it in one call.",
+    )

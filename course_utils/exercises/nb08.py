@@ -16,8 +16,12 @@ def check_word_spread(fn) -> bool:
     if not callable(fn):
         return feedback(False, "", "pass your function itself, e.g. check_word_spread(my_word_spread).")
     rng = np.random.default_rng(0)
-    cases = [rng.normal(size=(5, 64)), rng.normal(size=(2, 3)), 3.0 * np.ones((4, 8)),
-             np.array([[1.0, 0.0], [0.0, 2.0], [-1.0, 0.0]])]
+    cases = [
+        rng.normal(size=(5, 64)),
+        rng.normal(size=(2, 3)),
+        3.0 * np.ones((4, 8)),
+        np.array([[1.0, 0.0], [0.0, 2.0], [-1.0, 0.0]]),
+    ]
     for V in cases:
         try:
             got = fn(V.copy())
@@ -31,8 +35,12 @@ def check_word_spread(fn) -> bool:
             return feedback(False, "", f"return one number, not {type(got).__name__}.")
         want = mean_pairwise_cosine_distance(V)
         if not abs(got - want) < 1e-6:
-            return feedback(False, "", f"for a ({V.shape[0]}, {V.shape[1]}) input you return {got:.4f}, expected {want:.4f}. "
-                            "Use 1 - cosine (a distance, 0 for equal directions) and only pairs i < j (not i = j).")
+            return feedback(
+                False,
+                "",
+                f"for a ({V.shape[0]}, {V.shape[1]}) input you return {got:.4f}, expected {want:.4f}. "
+                "Use 1 - cosine (a distance, 0 for equal directions) and only pairs i < j (not i = j).",
+            )
     return feedback(True, "your word spread matches probing.mean_pairwise_cosine_distance on every test input.", "")
 
 
@@ -46,6 +54,9 @@ def check_zero_place(answer) -> bool:
     if answer is None:
         return feedback(False, "", "give the row name of the spread table, e.g. 'encoder L0 self'.")
     ok = _normalise(answer) in {"decoder l0 self", "decoder 0 self", "decoder self"}
-    return feedback(ok, "right: the decoder's layer-0 self-attention sees only '<bos> ich kann' there, the same in all five.",
-                    f"{answer!r} has a kind with spread above 0. Look for the row of the spread table whose q, k, v, x1 "
-                    "and out are all 0.")
+    return feedback(
+        ok,
+        "right: the decoder's layer-0 self-attention sees only '<bos> ich kann' there, the same in all five.",
+        f"{answer!r} has a kind with spread above 0. Look for the row of the spread table whose q, k, v, x1 "
+        "and out are all 0.",
+    )

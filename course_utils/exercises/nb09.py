@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import torch
 
-from . import feedback
 from .. import heads
 from ..data import encode_source, encode_target, pad_batch
 from ..tracing import ablate_head, patch, run_with_trace
+from . import feedback
 
 # Exercise 1: the query of one head as a weighted sum of the bank's rows
 
@@ -27,19 +27,30 @@ def check_q_from_bank(q_from_bank, model, prefix: str = "decoder.1.cross", head:
         return feedback(False, "", "q_from_bank returns None: return sum_i x[i] * bank[i] + bias.")
     got = [torch.as_tensor(g, dtype=torch.float32) for g in got]
     if any(g.shape != bias.shape for g in got):
-        return feedback(False, "", f"q must have shape {tuple(bias.shape)} (one head's dh features); got {tuple(got[0].shape)}.")
+        return feedback(
+            False, "", f"q must have shape {tuple(bias.shape)} (one head's dh features); got {tuple(got[0].shape)}."
+        )
     worst = max(float((g - q).abs().max()) for g, q in zip(got, q_model))
     no_bias = max(float((g + bias - q).abs().max()) for g, q in zip(got, q_model))
     if worst < 1e-4:
-        return feedback(True, f"q = Σ_i x_i·bank_i + b reproduces the model's query for all {len(tokens)} tokens "
-                              f"(largest difference {worst:.0e}).", "")
+        return feedback(
+            True,
+            f"q = Σ_i x_i·bank_i + b reproduces the model's query for all {len(tokens)} tokens "
+            f"(largest difference {worst:.0e}).",
+            "",
+        )
     if no_bias < 1e-4:
         return feedback(False, "", "close: the weighted sum of rows is right, but the bias b is missing.")
-    return feedback(False, "", f"the result differs from the model's q by up to {worst:.3f}; "
-                               "use the bank's ROWS (bank[i], i over d_model), weighted by x[i].")
+    return feedback(
+        False,
+        "",
+        f"the result differs from the model's q by up to {worst:.3f}; "
+        "use the bank's ROWS (bank[i], i over d_model), weighted by x[i].",
+    )
 
 
 # Exercise 2: read the alignment head off the statistics table
+
 
 def check_alignment_head(answer, stats) -> bool:
     """answer: (layer, head) of the cross-attention head with the largest 'aligned' share in `stats`."""
@@ -54,15 +65,24 @@ def check_alignment_head(answer, stats) -> bool:
     if len(answer) != 2:
         return feedback(False, "", "answer must be a pair of integers (layer, head).")
     if answer == best:
-        return feedback(True, f"cross-attention layer {best[0]}, head {best[1]} puts {cross.max():.3f} of its weight "
-                              "on the English word that translates the German word it produces.", "")
+        return feedback(
+            True,
+            f"cross-attention layer {best[0]}, head {best[1]} puts {cross.max():.3f} of its weight "
+            "on the English word that translates the German word it produces.",
+            "",
+        )
     if answer in cross.index:
-        return feedback(False, "", f"layer {answer[0]}, head {answer[1]} has aligned = {cross[answer]:.3f}; "
-                                   "look for the largest value in the 'aligned' column of the cross rows.")
+        return feedback(
+            False,
+            "",
+            f"layer {answer[0]}, head {answer[1]} has aligned = {cross[answer]:.3f}; "
+            "look for the largest value in the 'aligned' column of the cross rows.",
+        )
     return feedback(False, "", f"no cross-attention head {answer}; choose from {list(cross.index)}.")
 
 
 # Exercise 3: remove a whole cross-attention layer
+
 
 def _logits(model, pairs, patches):
     src = pad_batch([encode_source(model.src_vocab, p.english, model.cfg.max_len) for p in pairs])
@@ -88,12 +108,20 @@ def check_remove_cross_layer(patches, model, pairs) -> bool:
     want, plain = _logits(model, sample, reference_patches(0)), _logits(model, sample, {})
     if torch.allclose(got, want, atol=1e-5):
         acc = heads.accuracy(model, pairs, patches)
-        return feedback(True, f"without cross-attention layer 0 the model translates {acc['train']:.1%} of the training "
-                              f"and {acc['heldout']:.1%} of the held-out pairs exactly.", "")
+        return feedback(
+            True,
+            f"without cross-attention layer 0 the model translates {acc['train']:.1%} of the training "
+            f"and {acc['heldout']:.1%} of the held-out pairs exactly.",
+            "",
+        )
     if torch.allclose(got, plain, atol=1e-5):
         return feedback(False, "", "with these patches the model's output is unchanged: patch 'decoder.0.cross.x1'.")
     one = [_logits(model, sample, {"decoder.0.cross.x1": ablate_head(h)}) for h in range(2)]
     if any(torch.allclose(got, o, atol=1e-5) for o in one):
         return feedback(False, "", "that removes only one head; remove both heads of decoder layer 0 cross-attention.")
-    return feedback(False, "", "the output differs from removing both heads of decoder layer 0 cross-attention "
-                               "(zero its x1, the heads' outputs before W^O).")
+    return feedback(
+        False,
+        "",
+        "the output differs from removing both heads of decoder layer 0 cross-attention "
+        "(zero its x1, the heads' outputs before W^O).",
+    )

@@ -1,0 +1,138 @@
+"""Every committed notebook is fit for nbviewer and strict nbval (NOTEBOOK_STANDARD, "For nbviewer and nbval").
+
+Checked on the files as committed: outputs from one clean run in order, no errors, nothing machine-specific
+in an output, PNG figures, the widget state saved for every widget shown, size, names that match the README's
+notebook map, and every ignored output marked the way nbval honours it, with its reason, and followed by a
+compared static cell. The pre-commit nbstripout hook must leave every notebook byte for byte as it is.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+IGNORE = "# NBVAL_IGNORE_OUTPUT"
+MAX_BYTES = 1_500_000
+# Absolute paths, user folders and memory addresses: they differ between machines and runs.
+MACHINE_SPECIFIC = re.compile(r"(/(home|root|Users|tmp|work|var/folders)/|[A-Za-z]:\\\\Users|\bat 0x[0-9a-f]{6,})")
+# What an ignored output may be: widgets (the Output widget's content and model ids change every run) or a
+# per-epoch training log (float bits drift across CPUs); the key figures are asserted in a compared cell.
+IGNORED_KINDS = re.compile(r"interactive_plot|widget|log=print|train\(|course_model\(")
+
+
+def load(path: Path):
+    return nbformat.read(path, as_version=4)
+
+
+def code_cells(nb):
+    return [c for c in nb.cells if c.cell_type == "code"]
+
+
+def output_text(output) -> str:
+    if output.output_type == "stream":
+        return output.text
+    data = output.get("data", {})
+    return "\n".join(v for k, v in data.items() if k.startswith("text/") and isinstance(v, str))
+
+
+@pytest.fixture(params=NOTEBOOKS, ids=lambda p: p.name)
+def notebook(request):
+    return request.param, load(request.param)
+
+
+def test_names_are_numbered_in_order_and_match_the_readme_map():
+    names = [p.name for p in NOTEBOOKS]
+    assert [n[:3] for n in names] == [f"{i:02d}_" for i in range(1, len(names) + 1)], names
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Notebook map", 1)[1].split("\n## ", 1)[0]
+    mapped = re.findall(r"\(notebooks/(\d\d_[\w-]+\.ipynb)\)", section)
+    assert mapped == names, "the README's notebook map must list exactly the notebooks, in order"
+
+
+def test_executed_once_in_order_without_errors(notebook):
+    path, nb = notebook
+    cells = code_cells(nb)
+    assert all(c.source.strip() for c in cells), "an empty code cell"
+    assert [c.execution_count for c in cells] == list(range(1, len(cells) + 1)), "re-run with `make execute`"
+    assert sum(bool(c.outputs) for c in cells) >= len(cells) // 2, "committed without outputs?"
+    errors = [o.get("ename") for c in cells for o in c.outputs if o.output_type == "error"]
+    assert not errors, f"error outputs: {errors}"
+    stderr = [o.text for c in cells for o in c.outputs if o.output_type == "stream" and o.name == "stderr"]
+    assert not stderr, f"warnings or other stderr in outputs: {stderr[:1]}"
+
+
+def test_outputs_are_machine_independent_pngs(notebook):
+    path, nb = notebook
+    for i, c in enumerate(code_cells(nb), 1):
+        for o in c.outputs:
+            text = output_text(o)
+            m = MACHINE_SPECIFIC.search(text)
+            assert not m, f"cell [{i}] shows {m.group(0)!r}: a path, user name or memory address"
+            assert "image/svg+xml" not in o.get("data", {}), f"cell [{i}]: SVG figure (differs every run); use PNG"
+    assert nb.metadata.kernelspec.name == "python3"
+    assert path.stat().st_size <= MAX_BYTES, f"{path.stat().st_size / 1e6:.2f} MB"
+
+
+def test_every_widget_shown_has_its_state_saved(notebook):
+    path, nb = notebook
+    shown = {
+        o.data[WIDGET_VIEW]["model_id"] for c in code_cells(nb) for o in c.outputs if WIDGET_VIEW in o.get("data", {})
+    }
+    if not shown:
+        assert "widgets" not in nb.metadata, "widget state saved but no widget shown"
+        return
+    state = nb.metadata.widgets[WIDGET_STATE]["state"]
+    assert shown <= set(state), f"widget views without saved state: {shown - set(state)}"
+
+
+def test_ignored_outputs_are_marked_explained_and_followed_by_a_compared_cell(notebook):
+    path, nb = notebook
+    cells = code_cells(nb)
+    for i, c in enumerate(cells):
+        lines = c.source.splitlines()
+        if not any(IGNORE in line for line in lines):
+            continue
+        assert lines[0] == IGNORE, f"cell [{i + 1}]: nbval honours the marker only alone on the first line"
+        assert len(lines) > 1 and lines[1].startswith("# ") and len(lines[1]) > 10, f"cell [{i + 1}]: say why"
+        assert IGNORED_KINDS.search(c.source), f"cell [{i + 1}]: ignored output that is neither a widget nor a log"
+        assert i + 1 < len(cells), f"cell [{i + 1}] is last: nothing compared follows it"
+        nxt = cells[i + 1]
+        assert not nxt.source.startswith(IGNORE) and nxt.outputs, f"cell [{i + 2}] must be compared and show output"
+        if any(WIDGET_VIEW in o.get("data", {}) for o in c.outputs):
+            assert any("image/png" in o.get("data", {}) for o in nxt.outputs), (
+                f"cell [{i + 2}] must draw the widget's default view (static fallback for nbviewer)"
+            )
+    widget_cells = [i for i, c in enumerate(cells) if any(WIDGET_VIEW in o.get("data", {}) for o in c.outputs)]
+    for i in widget_cells:
+        assert cells[i].source.startswith(IGNORE), f"cell [{i + 1}] shows a widget but is compared by nbval"
+
+
+def test_pre_commit_nbstripout_keeps_every_notebook_as_committed(tmp_path):
+    config = yaml.safe_load((ROOT / ".pre-commit-config.yaml").read_text(encoding="utf-8"))
+    hooks = {h["id"]: h for repo in config["repos"] for h in repo["hooks"]}
+    assert {"ruff-check", "ruff-format", "nbstripout"} <= set(hooks)
+    entry = hooks["nbstripout"]["entry"].split()
+    assert entry[0] == "nbstripout"
+    nbstripout = shutil.which("nbstripout", path=str(Path(sys.executable).parent))
+    if nbstripout is None:
+        pytest.skip("nbstripout is not installed: `make install` installs requirements-dev.txt")
+    copies = []
+    for p in NOTEBOOKS:
+        copies.append(tmp_path / p.name)
+        shutil.copy(p, copies[-1])
+    subprocess.run([nbstripout, *entry[1:], *map(str, copies)], check=True)
+    changed = [p.name for p, c in zip(NOTEBOOKS, copies) if p.read_bytes() != c.read_bytes()]
+    assert not changed, (
+        f"the pre-commit hook would rewrite {changed}: volatile metadata committed, or the hook strips too much"
+    )
