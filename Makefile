@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 NB     ?= notebooks/*.ipynb
 
-.PHONY: install lab test test-fast nbval execute html bench models clean
+.PHONY: install lab test lint test-fast nbval execute html bench models clean
 
 install: $(STAMP)
 
@@ -21,18 +21,22 @@ $(STAMP): requirements.txt requirements-dev.txt requirements.lock pyproject.toml
 lab: install
 	$(VENV)/bin/jupyter lab --notebook-dir=notebooks --ip=127.0.0.1 $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-# Unit/property tests, then strict nbval over every notebook (outputs must match the committed ones).
-test: install
-	$(PY) -m pytest tests
-	@if ls notebooks/*.ipynb >/dev/null 2>&1; then \
-	  $(PY) -m pytest --nbval --nbval-current-env --nbval-cell-timeout=120 -p no:randomly notebooks; \
-	else echo "no notebooks yet"; fi
+# Lint, then unit/property/browser tests and strict nbval over every notebook (outputs must match the committed
+# ones) in one pytest run on $(WORKERS) processes (pytest-xdist; --dist loadfile keeps each notebook in one kernel).
+WORKERS ?= 2
+NBVAL   := --nbval --nbval-current-env --nbval-cell-timeout=120 -p no:randomly
+test: install lint
+	$(PY) -m pytest -n $(WORKERS) --dist loadfile $(NBVAL) tests notebooks
+
+lint: install
+	$(VENV)/bin/ruff check
+	$(VENV)/bin/ruff format --check
 
 test-fast: install
 	$(PY) -m pytest tests -x -q
 
 nbval: install
-	$(PY) -m pytest --nbval --nbval-current-env --nbval-cell-timeout=120 $(NB)
+	$(PY) -m pytest $(NBVAL) $(NB)
 
 # Re-execute notebooks in place (fresh kernel, in order, widget state saved): make execute NB=notebooks/01_*.ipynb
 execute: install
@@ -42,8 +46,10 @@ execute: install
 html: install
 	$(PY) -m course_utils.export_html --out build/html $(NB)
 
+# Figures, not tests: training speed vs torch.nn.Transformer; notebook run times, widget re-render p95, make test.
 bench: install
 	$(PY) benchmarks/bench_training.py
+	$(PY) benchmarks/bench_notebooks.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
