@@ -22,6 +22,7 @@ from matplotlib.lines import Line2D
 from sklearn.metrics import silhouette_score
 
 from .analysis import collect_vectors, fit_projection
+from .plotting import fixed_layout
 
 PAIR = ("we want to eat apple", "we want to eat bread")  # the source blog's two sentences
 KINDS = ("q", "k", "v", "x1", "out", "layer_out")
@@ -388,5 +389,5 @@ def plot_word_projection(
         f"epochs {', '.join(map(str, epochs))}{note}",
         fontsize=9,
     )
-    fig.subplots_adjust(left=0.1, right=0.95, bottom=0.09, top=0.9)  # fixed margins: tight_layout costs ~0.2 s
+    fixed_layout(fig, left=0.1, right=0.95, bottom=0.09, top=0.9)  # fixed margins: tight_layout costs ~0.2 s
     return fig

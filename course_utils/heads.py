@@ -441,4 +441,5 @@ def plot_head(sentence: str, place: str = "cross", layer: int = 0, head: int = 0
         xlabel="key (" + ("German input" if place == "decoder self" else "English") + ")",
         ylabel="query (" + ("English" if side == "encoder" else "German input → word it produces") + ")",
     )
-    return fig  # no tight_layout: the inline backend saves with bbox_inches="tight" (and re-rendering stays fast)
+    fig.set_layout_engine("tight")  # laid out when drawn: one draw per PNG in the widget
+    return fig

@@ -9,6 +9,15 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
+from matplotlib.layout_engine import PlaceHolderLayoutEngine
+
+
+def fixed_layout(fig, **margins):
+    """fig.subplots_adjust(**margins), and mark the layout as final: a widget then saves the figure as it
+    is, in one draw (course_utils.widgets.figure_png), instead of cropping it with a second draw."""
+    fig.subplots_adjust(**margins)
+    fig.set_layout_engine(PlaceHolderLayoutEngine(adjust_compatible=True, colorbar_gridspec=True))
+    return fig
 
 
 def _np(x) -> np.ndarray:

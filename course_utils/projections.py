@@ -18,7 +18,7 @@ import torch
 from .data import encode_source, tokenize
 from .errors import CourseInputError, UnknownWordError
 from .heads import decoder_row_labels
-from .plotting import heatmap
+from .plotting import fixed_layout, heatmap
 
 # A toy vocabulary and an explicit W^Q in the forum's convention (x · W^Q): one row per word, d_k = 3.
 TOY_VOCAB = ["eat", "drink", "read", "apple"]
@@ -116,7 +116,7 @@ def plot_word_qkv(model, sentence="we want to eat apple", word: str = "eat", hea
     ax.set_xlabel(f"feature of head {head} (0..{m.shape[1] - 1})")
     ax.set_title(f"encoder layer {layer}, head {head}: q, k, v of {word.strip().lower()!r} {note}", fontsize=10)
     fig.colorbar(im, ax=ax, fraction=0.03, pad=0.01)
-    fig.subplots_adjust(left=0.13, right=0.99, bottom=0.22, top=0.86)
+    fixed_layout(fig, left=0.13, right=0.95, bottom=0.22, top=0.86)
     return fig
 
 

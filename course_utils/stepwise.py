@@ -13,13 +13,14 @@ Shapes follow `attention.py`: (B, H, T, dh), weights (B, H, Tq, Tk).
 
 from __future__ import annotations
 
+import functools
 import math
 
 import matplotlib.pyplot as plt
 import torch
 
 from .heads import decoder_row_labels
-from .plotting import show_heatmaps
+from .plotting import fixed_layout, show_heatmaps
 from .tracing import record_pairs
 
 # ---- 03: a tiny sentence with hand-made 2-D word vectors ----
@@ -60,6 +61,12 @@ def random_scores(d: int, n_queries: int = 2000, n_keys: int = 8, seed: int = 0)
     """Raw scores q·k (n_queries, n_keys) for q, k with independent N(0, 1) entries (float64, fixed seed)."""
     if int(d) != d or d < 1:
         raise ValueError(f"d must be a positive whole number of features; got {d}")
+    return _random_scores(int(d), n_queries, n_keys, seed).clone()  # a copy: callers may change theirs
+
+
+@functools.lru_cache(maxsize=16)
+def _random_scores(d: int, n_queries: int, n_keys: int, seed: int) -> torch.Tensor:
+    # the draws for d = 256 take ~0.1 s; the scaling widget asks for the same few d again and again
     g = torch.Generator().manual_seed(seed)  # a fresh generator: the same numbers on every call
     q = torch.randn(n_queries, 1, int(d), generator=g, dtype=torch.float64)
     k = torch.randn(n_queries, n_keys, int(d), generator=g, dtype=torch.float64)
@@ -128,7 +135,7 @@ def plot_scaling(d: int = 64, divide_by: str = "√d", n_rows: int = 5, n_keys: 
         f"std {st['score_std']:.2f}; mean entropy {st['mean_entropy']:.2f} of max {st['uniform_entropy']:.2f} nats",
         fontsize=10,
     )
-    fig.subplots_adjust(left=0.06, right=0.98, bottom=0.17, top=0.89, wspace=0.25)
+    fixed_layout(fig, left=0.06, right=0.98, bottom=0.17, top=0.89, wspace=0.25)
     return fig
 
 

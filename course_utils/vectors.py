@@ -14,6 +14,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from .errors import CourseInputError
+from .plotting import fixed_layout
 
 # x = "food-ness", y = "reading-ness". Blog values: eat apple, eat bread, read book. Ours: the other three
 # (drinks sit between the two axes: in 2-D a third topic has nowhere else to go).
@@ -163,7 +164,7 @@ def plot_pair(first: str, second: str, vectors: dict | None = None):
     _arrow(ax, b, "tab:orange", second, lw=2.4)
     angle = np.degrees(np.arccos(np.clip(cosine(a, b), -1.0, 1.0)))
     _frame(ax, f"{first} · {second}\ndot = {dot(a, b):.2f}, cosine = {cosine(a, b):.2f} (angle {angle:.0f}°)")
-    fig.subplots_adjust(left=0.15, right=0.97, bottom=0.11, top=0.88)  # not tight_layout: keeps re-rendering fast
+    fixed_layout(fig, left=0.15, right=0.97, bottom=0.11, top=0.88)  # not tight_layout: keeps re-rendering fast
     return fig
 
 
