@@ -342,16 +342,21 @@ def wait_new_figure(page, box, old_src: str | None, what: str, since: float | No
     return time.perf_counter() - t0
 
 
+def run_all_and_find_widget(page, lab, name: str, control: str):
+    """Open `name`, Run All, and return the widget box holding `control` once it shows its first figure."""
+    open_and_run_all(page, lab, name)
+    assert_no_errors(page, name)
+    box = widget_box(page, control)
+    box.scroll_into_view_if_needed()
+    wait_new_figure(page, box, None, f"{name} after Run All")
+    return box
+
+
 # --- tests --------------------------------------------------------------------------------------------------------
 
 
 def test_nb04_head_picker_redraws_figure(page, lab):
-    open_and_run_all(page, lab, NB04)
-    assert_no_errors(page, NB04)
-
-    box = widget_box(page, "head")
-    box.scroll_into_view_if_needed()
-    wait_new_figure(page, box, None, f"{NB04} after Run All")
+    box = run_all_and_find_widget(page, lab, NB04, "head")
     before = output_img_src(box)
     assert before and before.startswith("data:image/png"), f"widget figure is not an inline PNG: {before[:80]!r}"
 
@@ -379,12 +384,7 @@ def test_nb04_head_picker_redraws_figure(page, lab):
 
 
 def test_nb09_unknown_word_message_then_figure(page, lab):
-    open_and_run_all(page, lab, NB09)
-    assert_no_errors(page, NB09)
-
-    box = widget_box(page, "sentence")
-    box.scroll_into_view_if_needed()
-    wait_new_figure(page, box, None, f"{NB09} after Run All")
+    box = run_all_and_find_widget(page, lab, NB09, "sentence")
     out = box.locator(".widget-output")
     sentence = picker(box, "sentence")
     assert sentence.input_value() == "she would like to drink milk"
