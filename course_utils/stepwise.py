@@ -127,7 +127,9 @@ def plot_scaling(d: int = 64, divide_by: str = "√d", n_rows: int = 5, n_keys: 
     ax1.set_title(f"softmax(q·k / {divide_by}), d = {d}: mean max weight {st['mean_max_weight']:.2f}", fontsize=10)
     fig.colorbar(im, ax=ax1, fraction=0.05)
     lim = 40.0  # one fixed range for every choice, so that the spread of the scores can be compared
-    ax2.hist(scores.flatten().clamp(-lim, lim).numpy(), bins=80, range=(-lim, lim), color="tab:blue")
+    ax2.hist(
+        scores.flatten().clamp(-lim, lim).numpy(), bins=80, range=(-lim, lim), color="tab:blue", histtype="stepfilled"
+    )
     ax2.set_xlim(-lim, lim)
     ax2.set_xlabel(f"score q·k / {divide_by}  (clipped to ±{lim:.0f})")
     ax2.set_ylabel("count (2000 queries × 8 keys)")
