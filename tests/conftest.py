@@ -20,8 +20,6 @@ from course_utils.data import load_pairs
 from course_utils.model import build_model
 from course_utils.training import course_model, load_standard_model
 
-_REPORT = pytest.StashKey[dict]()
-
 
 @pytest.fixture(scope="session", autouse=True)
 def one_thread():
@@ -83,18 +81,39 @@ def trace_shapes():
     return documented_trace_shapes
 
 
-@pytest.fixture(scope="session")
-def report(pytestconfig):
-    """Figures to print at the end of the run: {label: text}."""
-    return pytestconfig.stash.setdefault(_REPORT, {})
+class _Figures(dict):
+    """{label: text}; each entry is also kept on the test's report, so it reaches the main process under xdist."""
+
+    def __init__(self, node):
+        super().__init__()
+        self.node = node
+
+    def __setitem__(self, label, text):
+        super().__setitem__(label, text)
+        self.node.user_properties.append(("course figure", f"{label}: {text}"))
+
+
+@pytest.fixture
+def report(request):
+    """Figures to print at the end of the run: report[label] = text."""
+    return _Figures(request.node)
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "call":
+        for name, line in report.user_properties:
+            if name == "course figure":
+                _FIGURES.append(line)
+
+
+_FIGURES: list[str] = []  # filled in the main pytest process (also from xdist workers' reports)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    figures = config.stash.get(_REPORT, None)
-    if figures:
+    if _FIGURES:
         terminalreporter.write_sep("-", "course_utils figures")
-        for label, text in figures.items():
-            terminalreporter.write_line(f"{label}: {text}")
+        for line in dict.fromkeys(_FIGURES):
+            terminalreporter.write_line(line)
 
 
 @pytest.fixture(scope="session")
