@@ -18,6 +18,7 @@ One module per concept, in notebook order:
     widgets      - thin ipywidgets wrappers that show a message instead of a traceback
     exercises    - one checker module per notebook (nb01 ... nb09)
     errors, execute - the course's error types; the notebook executor behind `make execute`
+    export_html  - the nbviewer-style HTML export behind `make html`
 
 Importing this package has no side effects: no seeds set, no threads changed, no files read.
 """
