@@ -3,17 +3,18 @@
 What is checked
 ---------------
 A private JupyterLab server is started for this module (temporary root, config, data, runtime, settings and
-workspace folders; no news feed, update check or PyPI extension manager, so nothing asks for the network) on temporary
-COPIES of two notebooks; the repository's notebooks are never touched. For each notebook the test opens it in
-Chromium (Playwright, sync API), clears every output, runs Run → Run All Cells from the menu and waits until every
-code cell has an execution count and the kernel is idle. Then:
+workspace folders; no news feed, update check or PyPI extension manager, so nothing asks for the network) on a
+temporary COPY of 09_heads_and_the_query_analogy; the repository's notebooks are never touched. The notebook is
+opened once in Chromium (Playwright, sync API): clear every output, Run → Run All Cells from the menu, wait until
+every code cell has an execution count and the kernel is idle. Then, on its attention widget (sentence, place,
+layer and head pickers):
 
-* 04_multi_head_attention: changing the "head" picker (and then the "place" picker) of the attention widget
-  replaces the figure in the widget's Output area (its ``img`` ``src`` changes). The time from the change to the
-  new figure is printed, not asserted.
-* 09_heads_and_the_query_analogy: typing a sentence with an unknown word ("mlik") into the "sentence" box and
-  pressing Enter shows ONE line in the widget output that names the word and suggests "milk", and no figure;
-  a valid sentence brings a figure back.
+* changing the "head" picker, then the "place" picker, replaces the figure in the widget's Output area (its
+  ``img`` ``src`` changes). The time from the change to the new figure is printed, not asserted.
+* typing a sentence with an unknown word ("mlik") into the "sentence" box and pressing Enter shows ONE line in
+  the widget output that names the word and suggests "milk", and no figure; a valid sentence brings a figure back.
+
+The two tests share the running notebook (one Run All: it is the slow part) and run in file order.
 
 Neither page may contain "Traceback" or "Error displaying widget" anywhere. On failure a screenshot and the page
 text are written to the test's pytest tmp dir (the path is printed).
@@ -50,7 +51,6 @@ except ImportError:  # no playwright: the shared `browser` fixture skips (or fai
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = REPO / "notebooks"
-NB04 = "04_multi_head_attention.ipynb"
 NB09 = "09_heads_and_the_query_analogy.ipynb"
 
 SERVER_START_S = 90  # JupyterLab answering /api/status
@@ -124,13 +124,12 @@ def _stop(proc: subprocess.Popen) -> None:
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    """A private JupyterLab server on copies of NB04 and NB09; stopped at teardown."""
+    """A private JupyterLab server on a copy of NB09; stopped at teardown."""
     tmp = tmp_path_factory.mktemp("jupyterlab")
     assert REPO not in tmp.parents, f"temporary dir {tmp} must be outside the repository"
     root, home = tmp / "root", tmp / "home"
     root.mkdir()
-    for name in (NB04, NB09):
-        shutil.copy2(NOTEBOOKS / name, root / name)
+    shutil.copy2(NOTEBOOKS / NB09, root / NB09)
 
     config = home / "config"
     # Server side: no news feed, no update check, an extension manager that never queries PyPI.
@@ -212,9 +211,10 @@ def lab(tmp_path_factory):
         _stop(proc)
 
 
-@pytest.fixture
-def page(browser, lab, tmp_path, request):
-    """A fresh browser context and page; screenshot + page text into tmp_path if the test fails."""
+@pytest.fixture(scope="module")
+def page(browser, lab, tmp_path_factory, request):
+    """A fresh browser context and page for this module; screenshot + page text if a test failed."""
+    tmp_path = tmp_path_factory.mktemp("jupyterlab-page")
     failures_before = request.session.testsfailed
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     pg = context.new_page()
@@ -223,7 +223,7 @@ def page(browser, lab, tmp_path, request):
     pg.on("console", lambda m: console.append(f"{m.type}: {m.text}") if m.type == "error" else None)
     pg.on("pageerror", lambda e: console.append(f"pageerror: {e}"))
     yield pg
-    if request.session.testsfailed > failures_before:  # the call phase is reported before teardown
+    if request.session.testsfailed > failures_before:  # the tests' call phases are reported before teardown
         with contextlib.suppress(Exception):
             pg.screenshot(path=tmp_path / "failure.png", full_page=True)
             (tmp_path / "page.txt").write_text(pg.locator("body").inner_text())
@@ -342,53 +342,54 @@ def wait_new_figure(page, box, old_src: str | None, what: str, since: float | No
     return time.perf_counter() - t0
 
 
-def run_all_and_find_widget(page, lab, name: str, control: str):
-    """Open `name`, Run All, and return the widget box holding `control` once it shows its first figure."""
-    open_and_run_all(page, lab, name)
-    assert_no_errors(page, name)
-    box = widget_box(page, control)
+@pytest.fixture(scope="module")
+def widget(page, lab):
+    """NB09 opened and run once; its attention widget's box, showing its first figure."""
+    open_and_run_all(page, lab, NB09)
+    assert_no_errors(page, NB09)
+    box = widget_box(page, "sentence")
     box.scroll_into_view_if_needed()
-    wait_new_figure(page, box, None, f"{name} after Run All")
+    wait_new_figure(page, box, None, f"{NB09} after Run All")
     return box
 
 
-# --- tests --------------------------------------------------------------------------------------------------------
+# --- tests (in file order, on the same running notebook) ----------------------------------------------------------
 
 
-def test_nb04_head_picker_redraws_figure(page, lab):
-    box = run_all_and_find_widget(page, lab, NB04, "head")
+def test_head_and_place_pickers_redraw_the_figure(page, widget):
+    box = widget
     before = output_img_src(box)
     assert before and before.startswith("data:image/png"), f"widget figure is not an inline PNG: {before[:80]!r}"
 
     head = picker(box, "head")
     options = head.locator("option").all_inner_texts()
-    assert options == ["all", "0", "1"], f"unexpected head options {options}"
+    assert options == ["0", "1"], f"unexpected head options {options}"
+    assert head.evaluate("select => select.selectedIndex") == 1
 
     t0 = time.perf_counter()
     head.select_option(label="0")
     t_head = wait_new_figure(page, box, before, "head → 0", since=t0)
     after_head = output_img_src(box)
-    print(f"[jupyterlab] {NB04}: head 'all' → 0: new figure after {t_head * 1000:.0f} ms")
+    print(f"[jupyterlab] {NB09}: head 1 → 0: new figure after {t_head * 1000:.0f} ms")
 
     place = picker(box, "place")
     places = [o.replace("\xa0", " ") for o in place.locator("option").all_inner_texts()]  # ipywidgets uses nbsp
     current = places[place.evaluate("select => select.selectedIndex")]
-    assert current == "encoder self" and len(places) > 1, f"unexpected place picker: {places}, {current!r} chosen"
+    assert current == "decoder self" and places[-1] == "cross", f"unexpected place picker: {places}, {current!r}"
     t0 = time.perf_counter()
     place.select_option(index=len(places) - 1)
     t_place = wait_new_figure(page, box, after_head, f"place → {places[-1]}", since=t0)
-    print(f"[jupyterlab] {NB04}: place {current!r} → {places[-1]!r}: new figure after {t_place * 1000:.0f} ms")
+    print(f"[jupyterlab] {NB09}: place {current!r} → {places[-1]!r}: new figure after {t_place * 1000:.0f} ms")
 
     assert box.locator(".widget-output img").count() == 1, "the widget output should hold exactly one figure"
-    assert_no_errors(page, NB04)
+    assert_no_errors(page, NB09)
 
 
-def test_nb09_unknown_word_message_then_figure(page, lab):
-    box = run_all_and_find_widget(page, lab, NB09, "sentence")
+def test_unknown_word_gives_a_message_then_a_valid_sentence_a_figure(page, widget):
+    box = widget
     out = box.locator(".widget-output")
     sentence = picker(box, "sentence")
     assert sentence.input_value() == "she would like to drink milk"
-
     t0 = time.perf_counter()
     sentence.fill("she would like to drink mlik")
     sentence.press("Enter")
