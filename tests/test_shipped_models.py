@@ -14,9 +14,10 @@ from course_utils.training import course_model, load_standard_model
 
 
 @pytest.mark.parametrize("pos_encoding", ["learned", "sinusoidal", "none"])
-def test_code_reproduces_shipped_model(pos_encoding):
+def test_code_reproduces_shipped_model(pos_encoding, request):
     shipped = load_standard_model(pos_encoding)
-    fresh = course_model(pos_encoding)
+    # "learned" is the session's `course` fixture (trained once per test process), the others train here
+    fresh = request.getfixturevalue("course") if pos_encoding == "learned" else course_model(pos_encoding)
     assert shipped.model.cfg == fresh.model.cfg
     assert shipped.model.src_vocab.itos == fresh.model.src_vocab.itos
     assert shipped.model.tgt_vocab.itos == fresh.model.tgt_vocab.itos
