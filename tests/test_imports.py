@@ -20,6 +20,7 @@ MODULES = [
     "heads",
     "errors",
     "execute",
+    "export_html",
 ]
 
 PROBE = r"""
