@@ -289,15 +289,20 @@ def test_mha_matches_torch_without_mask(case):
     torch.testing.assert_close(ours[4], theirs[2], **TOL)
 
 
+def padded_pair(case, data, tk: int):
+    """The layer pair of `case`, its generator, and a drawn key-padding mask keep (B, Tk), True = real key."""
+    d_model, n_heads, b, _, _, seed = case
+    lengths = data.draw(st.lists(st.integers(1, tk), min_size=b, max_size=b))
+    keep = torch.arange(tk)[None, :] < torch.tensor(lengths)[:, None]
+    return *build_pair(d_model, n_heads, seed), torch.Generator().manual_seed(seed), keep
+
+
 @SETTINGS
 @given(mha_case(), st.data())
 def test_mha_matches_torch_with_key_padding_mask(case, data):
-    d_model, n_heads, b, tq, tk, seed = case
-    lengths = data.draw(st.lists(st.integers(1, tk), min_size=b, max_size=b))
-    mha, ref = build_pair(d_model, n_heads, seed)
-    gen = torch.Generator().manual_seed(seed)
+    d_model, _, b, tq, tk, _ = case
+    mha, ref, gen, keep = padded_pair(case, data, tk)
     query, memory = randn(gen, b, tq, d_model), randn(gen, b, tk, d_model)
-    keep = torch.arange(tk)[None, :] < torch.tensor(lengths)[:, None]  # (B, Tk) True = real key
     out, w = mha(query, memory, memory, keep[:, None, None, :])
     ref_out, ref_w = ref(query, memory, memory, key_padding_mask=~keep, need_weights=True, average_attn_weights=False)
     torch.testing.assert_close(out, ref_out, **TOL)
@@ -308,12 +313,9 @@ def test_mha_matches_torch_with_key_padding_mask(case, data):
 @SETTINGS
 @given(mha_case(), st.data())
 def test_mha_matches_torch_with_causal_and_padding_mask(case, data):
-    d_model, n_heads, b, t, _, seed = case
-    lengths = data.draw(st.lists(st.integers(1, t), min_size=b, max_size=b))
-    mha, ref = build_pair(d_model, n_heads, seed)
-    gen = torch.Generator().manual_seed(seed)
+    d_model, _, b, t, _, _ = case
+    mha, ref, gen, keep = padded_pair(case, data, t)
     x = randn(gen, b, t, d_model)
-    keep = torch.arange(t)[None, :] < torch.tensor(lengths)[:, None]
     causal = torch.ones(t, t, dtype=torch.bool).tril()
     out, w = mha(x, x, x, causal & keep[:, None, None, :])  # as Translator.target_mask builds it
     ref_out, ref_w = ref(
