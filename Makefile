@@ -56,6 +56,6 @@ bench: install
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
 
-# Retrain and save the three standard course models shipped in models/ (tests check the code reproduces them).
+# Retrain and save every standard course model and seed shipped in models/ (tests check the code reproduces them).
 models: install
 	$(PY) -m course_utils.training

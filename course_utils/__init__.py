@@ -25,4 +25,4 @@ Importing this package has no side effects: no seeds set, no threads changed, no
 
 __version__ = "1.0.0"
 # Files saved by `training.save_course_model` carry this; a different number is refused on load.
-MODEL_FORMAT_VERSION = 1
+MODEL_FORMAT_VERSION = 2  # 2: ModelConfig.init (the blog's Xavier init is the default)

@@ -140,3 +140,26 @@ def cosine_table(
         .background_gradient(cmap="RdBu_r", vmin=-1, vmax=1)
         .set_caption(caption)
     )
+
+
+# ---- verdicts across seeds: a claim about a trained model holds only if it holds on every shipped seed ----
+
+
+def seed_verdict(holds: dict[int, bool], what: str = "holds") -> str:
+    """{seed: does the claim hold on that seed} -> "holds (5/5 seeds)", "false (5/5 seeds)" or
+    "seed-dependent (holds on 3/5 seeds)". `what` names the positive reading ("holds only weakly", ...)."""
+    if not holds:
+        raise ValueError("seed_verdict needs at least one seed")
+    n, k = len(holds), sum(bool(v) for v in holds.values())
+    if k == n:
+        return f"{what} ({n}/{n} seeds)"
+    if k == 0:
+        return f"false ({n}/{n} seeds)"
+    return f"seed-dependent ({what} on {k}/{n} seeds: {', '.join(str(s) for s, v in holds.items() if v)})"
+
+
+def seed_range(values, decimals: int = 2) -> str:
+    """A spread over seeds as text: [0.78, 0.86, 0.81] -> "0.78–0.86" (one number if they all round alike)."""
+    vals = [float(v) for v in (values.values() if isinstance(values, dict) else values)]
+    lo, hi = f"{min(vals):.{decimals}f}", f"{max(vals):.{decimals}f}"
+    return lo if lo == hi else f"{lo}–{hi}"

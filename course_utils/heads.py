@@ -21,9 +21,9 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .data import EOS, Pair, tokenize
+from .data import Pair, tokenize
 from .model import Translator, translate_batch
-from .plotting import heatmap, show_heatmaps
+from .plotting import decoder_row_labels, heatmap, show_heatmaps
 from .tracing import patch, record_pairs, run_with_trace
 
 PLACES = ("encoder self", "decoder self", "cross")  # the three kinds of attention, in model order
@@ -198,6 +198,26 @@ def _uniform_entropy(batch: BatchTrace, place: str) -> float:
     return float(np.mean(vals))
 
 
+def allowed_keys(batch: BatchTrace, place: str) -> torch.Tensor:
+    """(B, Tq) number of keys each query may see: the sentence's English words (encoder self, cross),
+    or positions 0..i for decoder query i (causal mask); 0 for padded queries."""
+    lens_q = batch.src_len if place == "encoder self" else batch.tgt_len
+    lens_k = batch.tgt_len if place == "decoder self" else batch.src_len
+    Tq = batch.weights[_place_key(place, 0)].shape[2]
+    i = torch.arange(Tq)[None, :]
+    n = torch.minimum(i + 1, lens_k[:, None]) if place == "decoder self" else lens_k[:, None].expand(-1, Tq)
+    return torch.where(i < lens_q[:, None], n, 0)
+
+
+def mean_row_max(batch: BatchTrace, place: str, layer: int, min_keys: int = 1) -> float:
+    """How hard attention picks: the largest weight of each attention row, averaged over every head and every
+    real query that may see at least `min_keys` keys (1.0 = every query puts all its weight on one key;
+    1/n = uniform over n keys)."""
+    w = batch.weights[_place_key(place, layer)]  # (B, H, Tq, Tk)
+    rows = allowed_keys(batch, place) >= min_keys  # (B, Tq)
+    return float(w.amax(-1).transpose(1, 2)[rows].double().mean())
+
+
 def head_difference(batch: BatchTrace, place: str, layer: int) -> float:
     """Mean total-variation distance between head 0's and head 1's attention rows (0 = same, 1 = disjoint).
 
@@ -287,12 +307,6 @@ def plot_roles(batch: BatchTrace, place: str, layer: int):
         xlabel=xlabel,
         ylabel=ylabel,
     )
-
-
-def decoder_row_labels(tgt_tokens: list[str], produced: list[str]) -> list[str]:
-    """Decoder query rows are the inputs <bos> w1..wn; the row at input i produces word i+1: 'wir → wollen'."""
-    made = list(produced) + [EOS]
-    return [f"{t} → {made[i]}" for i, t in enumerate(tgt_tokens)]
 
 
 def plot_heads(trace, side: str, layer: int, place: str, title: str = ""):

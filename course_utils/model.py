@@ -5,6 +5,14 @@ Attention happens in three places, each with its own trace keys:
     decoder.{i}.self   Q = K = V = the German sentence so far       (causal + padding mask)
     decoder.{i}.cross  Q = German, K = V = the encoder's English     (padding mask)
 Layers are post-norm, as in "Attention Is All You Need" and the source blog's code.
+
+Initialisation (`ModelConfig.init`):
+    "xavier"         the blog's code: after building, every weight with more than one dimension (token and
+                     position embeddings, every linear layer) is re-drawn Xavier-uniform; biases and LayerNorm
+                     keep PyTorch's defaults. Input vectors then have entries of roughly unit size.
+    "torch_default"  PyTorch's defaults: embeddings N(0, 1), so token embedding x √d_model has entries of
+                     size ~8 and the first layer's softmax saturates (attention becomes a hard pick). Kept
+                     on purpose for notebook 03's lesson on why scores must stay small.
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ from .data import BOS, EOS, PAD, Vocab, encode_source, pad_batch
 from .errors import ConfigError
 
 POS_ENCODINGS = ("learned", "sinusoidal", "none")
+INITS = ("xavier", "torch_default")
 
 
 @dataclass(frozen=True)
@@ -31,10 +40,13 @@ class ModelConfig:
     dropout: float = 0.0
     max_len: int = 12  # longest English input / German output (incl. <bos>)
     pos_encoding: str = "learned"  # "learned" | "sinusoidal" | "none"
+    init: str = "xavier"  # "xavier" (the blog's code) | "torch_default" (saturated first layer, a lesson)
 
     def __post_init__(self):
         if self.pos_encoding not in POS_ENCODINGS:
             raise ConfigError(f"pos_encoding must be one of {POS_ENCODINGS}; got {self.pos_encoding!r}")
+        if self.init not in INITS:
+            raise ConfigError(f"init must be one of {INITS}; got {self.init!r}")
         if self.n_heads < 1 or self.d_model % self.n_heads:
             raise ConfigError(f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})")
         if self.n_layers < 1 or self.max_len < 2:
@@ -168,6 +180,14 @@ class Translator(nn.Module):
         return self.decode(tgt_in, memory, src_mask)
 
 
+def initialize_weights(module: nn.Module) -> None:
+    """The blog's initialisation, applied with `model.apply`: Xavier-uniform for every weight with more
+    than one dimension (embeddings and linear layers); biases and LayerNorm are left as PyTorch made them."""
+    weight = getattr(module, "weight", None)
+    if isinstance(weight, torch.Tensor) and weight.dim() > 1:
+        nn.init.xavier_uniform_(weight.data)
+
+
 def build_model(
     cfg: ModelConfig | None = None, src_vocab: Vocab | None = None, tgt_vocab: Vocab | None = None, seed: int = 0
 ) -> Translator:
@@ -176,10 +196,13 @@ def build_model(
 
     if src_vocab is None or tgt_vocab is None:
         src_vocab, tgt_vocab = build_vocabs()
-    g = torch.random.fork_rng()
-    with g:
+    cfg = cfg or ModelConfig()
+    with torch.random.fork_rng():
         torch.manual_seed(seed)
-        return Translator(cfg or ModelConfig(), src_vocab, tgt_vocab)
+        model = Translator(cfg, src_vocab, tgt_vocab)
+        if cfg.init == "xavier":
+            model.apply(initialize_weights)
+        return model
 
 
 def parameter_counts(model: Translator) -> dict[str, int]:

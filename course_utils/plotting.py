@@ -121,6 +121,53 @@ def show_heatmaps(
 PLACE_TITLES = {"self": "self-attention", "cross": "cross-attention (decoder queries, English keys)"}
 
 
+def decoder_row_labels(tgt_tokens: list[str], produced: list[str]) -> list[str]:
+    """Decoder query rows are the inputs <bos> w1..wn; the row at input i produces word i+1: 'wir → wollen'."""
+    made = list(produced) + ["<eos>"]
+    return [f"{t} → {made[i]}" for i, t in enumerate(tgt_tokens)]
+
+
+MODEL_VIEW_PLACES = (
+    ("encoder", "self", "encoder self"),
+    ("decoder", "self", "decoder self"),
+    ("decoder", "cross", "cross"),
+)
+
+
+def plot_model_view(trace, title: str = ""):
+    """Every layer (rows) x place and head (columns) of one Trace in one figure, like BertViz's model view:
+    the attention weights of the whole model for one sentence at a glance (one colour scale, 0..1).
+    Decoder rows are labelled "input → word it produces"."""
+    n_layers = 1 + max(int(k.split(".")[1]) for k in trace.keys() if k.split(".")[1].isdigit())
+    n_heads = trace["encoder.0.self.weights"].shape[0]
+    ncols = len(MODEL_VIEW_PLACES) * n_heads
+    fig, axes = plt.subplots(n_layers, ncols, figsize=(1.75 * ncols + 1.6, 2.05 * n_layers + 1.1), squeeze=False)
+    im = None
+    for layer in range(n_layers):
+        for p, (side, place, name) in enumerate(MODEL_VIEW_PLACES):
+            key = f"{side}.{layer}.{place}.weights"
+            rows = trace.query_tokens(key)
+            if side == "decoder":
+                rows = decoder_row_labels(rows, trace.tgt_tokens[1:])
+            cols = trace.key_tokens(key)
+            for h in range(n_heads):
+                ax = axes[layer, p * n_heads + h]
+                im = ax.imshow(_np(trace[key][h]), cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto")
+                ax.set_xticks(range(len(cols)), labels=cols, rotation=90, fontsize=7)
+                ax.set_yticks(range(len(rows)), labels=rows if h == 0 else [], fontsize=7)
+                ax.tick_params(length=0)
+                if layer == 0:
+                    ax.set_title(f"{name}\nhead {h}", fontsize=9)
+                if p == 0 and h == 0:
+                    ax.set_ylabel(f"layer {layer}\nquery", fontsize=9)
+                if layer == n_layers - 1:
+                    ax.set_xlabel("key (German input)" if name == "decoder self" else "key (English)", fontsize=8)
+    fig.colorbar(im, ax=axes, fraction=0.02, pad=0.01, label="attention weight")
+    fig.suptitle(title or f"Model view: every layer, place and head for {' '.join(trace.src_tokens)!r}")
+    fig.set_layout_engine("constrained")
+    return fig
+
+
 def plot_attention(trace, side: str = "encoder", layer: int = 0, place: str = "self", heads=None, **kwargs):
     """Attention weights of one place in a Trace, one panel per head, labelled with the right tokens."""
     key = f"{side}.{layer}.{place}.weights"

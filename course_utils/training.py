@@ -20,7 +20,7 @@ from torch import nn
 
 from . import MODEL_FORMAT_VERSION, __version__
 from .data import Pair, Vocab, build_vocabs, encode_source, encode_target, load_pairs, load_probes, pad_batch
-from .errors import IncompatibleModelFileError
+from .errors import ConfigError, IncompatibleModelFileError
 from .model import ModelConfig, Translator, build_model, translate_batch
 from .tracing import Trace, record, run_with_trace
 
@@ -135,44 +135,89 @@ def _nothing():
     yield
 
 
-def course_model(pos_encoding: str = "learned", log=None) -> TrainResult:
-    """Train the standard course model from scratch (deterministic, a few seconds on 2 CPU cores).
+# ---- the standard models shipped in models/ ----
 
-    pos_encoding: "learned" (the source blog's setting), "sinusoidal" or "none".
+SEEDS = (0, 1, 2, 3, 4)  # every verdict about a trained model is computed on each of these
+
+# name -> (model config, shipped seeds). Seed 0 of "learned" is *the* course model.
+STANDARD_MODELS: dict[str, tuple[ModelConfig, tuple[int, ...]]] = {
+    "learned": (ModelConfig(), SEEDS),  # the blog's setting: learned positions, Xavier init
+    "sinusoidal": (ModelConfig(pos_encoding="sinusoidal"), (0,)),
+    "none": (ModelConfig(pos_encoding="none"), (0,)),
+    "one_head": (ModelConfig(n_heads=1), SEEDS),  # notebook 04: does splitting into heads help?
+    "saturated": (ModelConfig(init="torch_default"), SEEDS),  # notebook 03: PyTorch's default init, a lesson
+}
+
+
+def _check_standard(name: str, seed: int) -> tuple[ModelConfig, tuple[int, ...]]:
+    if name not in STANDARD_MODELS:
+        raise ConfigError(f"unknown standard model {name!r}; choose one of {tuple(STANDARD_MODELS)}")
+    cfg, seeds = STANDARD_MODELS[name]
+    if seed not in seeds:
+        raise ConfigError(f"the {name!r} model is shipped for seeds {seeds}; got seed {seed!r}")
+    return cfg, seeds
+
+
+def standard_probes(name: str = "learned", seed: int = 0) -> dict[str, str | None]:
+    """The probe sentences snapshotted at epochs 1, 15, 30 in a shipped file: every probe for seed 0 of the
+    three positional-encoding models; the blog's context pair for the other seeds (small files); none for
+    the 1-head models (only their weights and history are needed)."""
+    _check_standard(name, seed)
+    if name == "one_head":
+        return {}
+    if seed == 0 and name in ("learned", "sinusoidal", "none"):
+        return load_probes()
+    return load_probes("context_pair")
+
+
+def course_model(name: str = "learned", seed: int = 0, log=None) -> TrainResult:
+    """Train a standard course model from scratch (deterministic, ~2 s on one CPU thread).
+
+    name: "learned" (the source blog's setting), "sinusoidal", "none", "one_head" or "saturated"
+    (see STANDARD_MODELS); seed: one of the shipped seeds.
     """
-    return train(ModelConfig(pos_encoding=pos_encoding), TrainConfig(), log=log)
+    cfg, _ = _check_standard(name, seed)
+    return train(cfg, TrainConfig(seed=seed), probes=standard_probes(name, seed), log=log)
 
 
-def standard_model_path(pos_encoding: str = "learned") -> Path:
-    return Path(__file__).resolve().parents[1] / "models" / f"course_model_{pos_encoding}.pt"
+def standard_model_path(name: str = "learned", seed: int = 0) -> Path:
+    _check_standard(name, seed)
+    suffix = "" if seed == 0 else f"_seed{seed}"
+    return Path(__file__).resolve().parents[1] / "models" / f"course_model_{name}{suffix}.pt"
 
 
-def load_standard_model(pos_encoding: str = "learned") -> TrainResult:
-    """The standard course model, loaded from models/ (instant, identical bits on every machine).
+def load_standard_model(name: str = "learned", seed: int = 0) -> TrainResult:
+    """A standard course model, loaded from models/ (instant, identical bits on every machine).
 
-    The files were written by `course_model(pos_encoding)` (`make models`); tests/test_shipped_models.py
+    The files were written by `course_model(name, seed)` (`make models`); tests/test_shipped_models.py
     retrains each one and checks that the code reproduces the file.
     """
-    ModelConfig(pos_encoding=pos_encoding)  # validates the name
-    path = standard_model_path(pos_encoding)
+    path = standard_model_path(name, seed)
     if not path.exists():
         raise FileNotFoundError(
-            f"{path.name} is missing from models/: run `make models` (or use course_model({pos_encoding!r}) to retrain)"
+            f"{path.name} is missing from models/: run `make models` (or course_model({name!r}, {seed}) to retrain)"
         )
     return load_course_model(path)
 
 
+def load_seeds(name: str = "learned") -> dict[int, TrainResult]:
+    """{seed: TrainResult} for every shipped seed of a standard model (SEEDS for "learned")."""
+    _, seeds = _check_standard(name, 0)
+    return {seed: load_standard_model(name, seed) for seed in seeds}
+
+
 def write_standard_models() -> None:
-    """Retrain and save the three standard models (learned, sinusoidal, none) into models/."""
-    for pe in ("learned", "sinusoidal", "none"):
-        result = course_model(pe)
-        path = standard_model_path(pe)
-        path.parent.mkdir(exist_ok=True)
-        save_course_model(result, path)
-        print(
-            f"{path.name}: trained in {result.seconds:.1f} s, final loss {result.history[-1]['loss']:.4f}, "
-            f"train exact-match {result.history[-1]['train_exact']:.1%}"
-        )
+    """Retrain and save every standard model and seed into models/."""
+    for name, (_, seeds) in STANDARD_MODELS.items():
+        for seed in seeds:
+            result = course_model(name, seed)
+            path = standard_model_path(name, seed)
+            path.parent.mkdir(exist_ok=True)
+            save_course_model(result, path)
+            print(
+                f"{path.name}: trained in {result.seconds:.1f} s, final loss {result.history[-1]['loss']:.4f}, "
+                f"train exact-match {result.history[-1]['train_exact']:.1%}"
+            )
 
 
 # ---- save / load without pickle ----
@@ -200,6 +245,8 @@ def save_course_model(result: TrainResult, path) -> None:
 
 def load_course_model(path) -> TrainResult:
     """Load a file written by `save_course_model`; a file of another format version is refused."""
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"{path} does not exist (no such model file)")
     try:
         d = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # not a torch file, or something weights_only refuses to unpickle

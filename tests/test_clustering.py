@@ -136,3 +136,18 @@ def test_merged_labels():
         }
     )
     assert C._merged_label(meta, ("a b apple", "a b bread")) == "eat@k@15 / eat@k@30 ·apple"
+
+
+def test_seed_verdict_counts_agreeing_seeds():
+    from course_utils.analysis import seed_range, seed_verdict
+
+    assert seed_verdict({0: True, 1: True, 2: True, 3: True, 4: True}) == "holds (5/5 seeds)"
+    assert seed_verdict(dict.fromkeys(range(5), False)) == "false (5/5 seeds)"
+    assert (
+        seed_verdict({0: True, 1: False, 2: True, 3: False, 4: True}) == "seed-dependent (holds on 3/5 seeds: 0, 2, 4)"
+    )
+    assert seed_verdict({0: 1, 1: 1}, what="holds only weakly") == "holds only weakly (2/2 seeds)"
+    with pytest.raises(ValueError):
+        seed_verdict({})
+    assert seed_range({0: 0.781, 1: 0.859, 2: 0.8}) == "0.78–0.86"
+    assert seed_range([0.701, 0.699], decimals=2) == "0.70"

@@ -16,8 +16,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from course_utils import heads, tracing, widgets  # noqa: E402
 from course_utils.data import load_pairs  # noqa: E402
 from course_utils.errors import UnknownWordError  # noqa: E402
-from course_utils.model import ModelConfig  # noqa: E402
-from course_utils.training import TrainConfig, exact_match, train  # noqa: E402
+from course_utils.training import exact_match  # noqa: E402
 
 # ---------------------------------------------------------------- roles and alignment
 
@@ -211,13 +210,14 @@ def test_plot_head_bad_choices_give_messages(shipped_model, choices, exc, text):
 
 
 def test_one_head_model_also_learns_the_corpus(report):
-    """Claim F7: notebook 04 trains this model in the notebook and notebook 09's verdict quotes it: a 1-head
-    shipped_model of the same width, trained the same way, also translates every training and held-out pair, so two
-    heads are not needed to learn this corpus (~5-10 s)."""
-    result = train(ModelConfig(n_heads=1), TrainConfig(), log=None, probes={})
-    train_acc = exact_match(result.model, load_pairs("train"))
-    heldout_acc = exact_match(result.model, load_pairs("heldout"))
-    report["1-head model exact match (train / held-out)"] = f"{train_acc:.1%} / {heldout_acc:.1%}"
-    assert train_acc == 1.0
-    assert heldout_acc == 1.0
-    assert math.isfinite(result.history[-1]["loss"])
+    """Claim F7: notebook 04 loads these shipped 1-head models (same width, trained the same way, five seeds):
+    each translates every training pair; held-out exact match is reported per seed."""
+    from course_utils.training import load_seeds
+
+    held = {}
+    for seed, result in load_seeds("one_head").items():
+        assert exact_match(result.model, load_pairs("train")) == 1.0
+        held[seed] = exact_match(result.model, load_pairs("heldout"))
+        assert held[seed] >= 0.9, seed
+        assert math.isfinite(result.history[-1]["loss"])
+    report["1-head model held-out exact match per seed"] = ", ".join(f"{s}: {v:.3f}" for s, v in held.items())

@@ -10,6 +10,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from course_utils.data import BOS, EOS, SPECIALS, build_vocabs, encode_source, load_pairs, load_probes, pad_batch
+from course_utils.errors import ConfigError
 from course_utils.model import (
     ModelConfig,
     Translator,
@@ -266,3 +267,26 @@ def test_word_order_course_model(course):
     src = torch.tensor([SRC_VOCAB.encode("we can eat apple".split())])
     out, out_perm = _encode_both(course.model, src, torch.tensor([3, 2, 1, 0]))
     assert (out_perm - out[:, [3, 2, 1, 0]]).abs().max() > 1e-3
+
+
+def test_xavier_init_is_the_blogs_and_torch_default_is_kept_by_name():
+    """init="xavier": every weight with > 1 dimension is Xavier-uniform (embeddings included: |w| <= bound);
+    init="torch_default": PyTorch's N(0, 1) embeddings (entries well beyond the Xavier bound)."""
+    xavier = build_model(ModelConfig(), seed=0)
+    for name, p in xavier.named_parameters():
+        if p.dim() > 1:
+            fan_out, fan_in = p.shape
+            bound = math.sqrt(6.0 / (fan_in + fan_out))
+            assert p.abs().max() <= bound + 1e-7, name
+            assert p.abs().max() > 0.9 * bound, name  # drawn over the whole range, not left at zero
+    default = build_model(ModelConfig(init="torch_default"), seed=0)
+    assert float(default.src_embed.tok.weight.std()) == pytest.approx(1.0, abs=0.1)
+    assert float(xavier.src_embed.tok.weight.std()) < 0.2
+    # the same seed still gives the same weights
+    again = build_model(ModelConfig(), seed=0)
+    assert all(torch.equal(a, b) for a, b in zip(xavier.state_dict().values(), again.state_dict().values()))
+
+
+def test_unknown_init_is_a_clear_error():
+    with pytest.raises(ConfigError, match="init must be one of"):
+        ModelConfig(init="he")
