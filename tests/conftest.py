@@ -123,6 +123,14 @@ def shipped_model():
 
 
 @pytest.fixture(scope="session")
+def learned_seeds():
+    """{seed: TrainResult} of the five shipped seeds of the standard model (seed 0 = shipped_model's file)."""
+    from course_utils.training import load_seeds
+
+    return load_seeds("learned")
+
+
+@pytest.fixture(scope="session")
 def all_pairs():
     """Every corpus pair, train and held-out."""
     return load_pairs()
