@@ -12,7 +12,7 @@ from pathlib import Path
 
 import torch
 
-from .errors import EmptySentenceError, SentenceTooLongError, UnknownWordError
+from .errors import EmptySentenceError, SentenceTooLongError, SpecialTokenError, UnknownWordError
 
 PAD, BOS, EOS = "<pad>", "<bos>", "<eos>"
 SPECIALS = (PAD, BOS, EOS)  # PAD is index 0 in every vocabulary
@@ -57,12 +57,33 @@ def load_probes(probe_set: str | None = None, path: Path | None = None) -> dict[
     return {r["english"]: (r["german_reference"] or None) for r in rows if probe_set in (None, r["probe_set"])}
 
 
+SENTENCE_PUNCTUATION = ".,!?;:\"'"  # stripped from the ends of typed words: punctuation is not in the vocabulary
+
+
 def tokenize(sentence: str | list[str]) -> list[str]:
-    """'We eat bread' -> ['we', 'eat', 'bread']. A list of words is passed through (lowercased)."""
-    words = sentence if isinstance(sentence, (list, tuple)) else str(sentence).split()
-    words = [w.lower() for w in words]
+    """'We eat bread.' -> ['we', 'eat', 'bread']. Lowercased; sentence punctuation at the ends of words is dropped
+    (the corpus has none). A list of words is passed through (lowercased). Special tokens such as <pad> are not
+    words a learner can type."""
+    if isinstance(sentence, (list, tuple)):
+        words = list(sentence)
+        if not all(isinstance(w, str) for w in words):
+            raise TypeError(f"a sentence as a list must hold words (str); got {[type(w).__name__ for w in words]}")
+    elif isinstance(sentence, str):
+        words = sentence.split()
+    else:
+        raise TypeError(
+            f"a sentence must be a string such as 'we eat bread' (or a list of words); got {type(sentence).__name__}"
+        )
+    words = [w.lower().strip(SENTENCE_PUNCTUATION) for w in words]
+    words = [w for w in words if w]
     if not words:
         raise EmptySentenceError("The sentence is empty: type a few words, e.g. 'we eat bread'.")
+    specials = [w for w in words if w in SPECIALS]
+    if specials:
+        raise SpecialTokenError(
+            f"{', '.join(specials)} {'is a special token' if len(specials) == 1 else 'are special tokens'} the model "
+            "adds itself, not a word: type only words, e.g. 'we eat bread'."
+        )
     return words
 
 

@@ -30,6 +30,10 @@ class SentenceTooLongError(CourseInputError):
     pass
 
 
+class SpecialTokenError(CourseInputError):
+    """A special token (<pad>, <bos>, <eos>) typed as if it were a word."""
+
+
 class ShapeError(CourseInputError):
     """Tensor shapes that cannot work together (e.g. q and k with different feature sizes)."""
 

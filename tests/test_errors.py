@@ -13,6 +13,7 @@ from course_utils.errors import (
     EmptySentenceError,
     SentenceTooLongError,
     ShapeError,
+    SpecialTokenError,
     UnknownWordError,
 )
 from course_utils.model import ModelConfig, translate, translate_batch
@@ -176,3 +177,26 @@ def test_mha_shape_errors(query, key, value, words):
     mha = MultiHeadAttention(8, 2)
     with pytest.raises(ShapeError, match=words):
         mha(torch.randn(query), torch.randn(key), torch.randn(value))
+
+
+# ---- input edges a learner meets when typing into translate ----
+
+
+def test_translate_none_is_a_type_error(untrained):
+    with pytest.raises(TypeError, match="must be a string"):
+        translate(untrained, None)
+    with pytest.raises(TypeError, match="must hold words"):
+        translate(untrained, ["we", 3])
+
+
+@pytest.mark.parametrize("sentence", ["<pad> <bos>", "we eat <eos>"])
+def test_special_tokens_are_not_words(untrained, sentence):
+    with pytest.raises(SpecialTokenError, match="special token"):
+        translate(untrained, sentence)
+
+
+def test_sentence_punctuation_is_stripped_as_typed(shipped_model):
+    assert translate(shipped_model, "We want to eat apple.") == translate(shipped_model, "we want to eat apple")
+    assert translate(shipped_model, "we eat bread!") == translate(shipped_model, ["we", "eat", "bread"])
+    with pytest.raises(EmptySentenceError):
+        translate(shipped_model, " ... ")
