@@ -118,9 +118,6 @@ def show_heatmaps(
     return fig
 
 
-PLACE_TITLES = {"self": "self-attention", "cross": "cross-attention (decoder queries, English keys)"}
-
-
 def decoder_row_labels(tgt_tokens: list[str], produced: list[str]) -> list[str]:
     """Decoder query rows are the inputs <bos> w1..wn; the row at input i produces word i+1: 'wir → wollen'."""
     made = list(produced) + ["<eos>"]
@@ -186,49 +183,6 @@ def plot_attention(trace, side: str = "encoder", layer: int = 0, place: str = "s
         ylabel="query (" + ("English" if side == "encoder" else "German") + ")",
         **kwargs,
     )
-
-
-def scatter_labelled(
-    points,
-    labels,
-    *,
-    groups=None,
-    ax=None,
-    title: str | None = None,
-    xlabel: str = "component 1",
-    ylabel: str = "component 2",
-    zlabel: str = "component 3",
-    fontsize: int = 8,
-    legend_title: str | None = None,
-):
-    """2-D or 3-D scatter with a text label at every point; `groups` colours points (one legend entry each)."""
-    p = _np(points)
-    if p.ndim != 2 or p.shape[1] not in (2, 3) or len(p) != len(labels):
-        raise ValueError(
-            f"points must be (N, 2) or (N, 3) with N = len(labels); got {p.shape} and {len(labels)} labels"
-        )
-    dims = p.shape[1]
-    if ax is None:
-        fig = plt.figure(figsize=(7.5, 6))
-        ax = fig.add_subplot(111, projection="3d" if dims == 3 else None)
-    groups = list(groups) if groups is not None else ["points"] * len(p)
-    import seaborn as sns
-
-    palette = dict(zip(dict.fromkeys(groups), sns.color_palette("tab10", n_colors=max(3, len(set(groups))))))
-    for g, colour in palette.items():
-        idx = [i for i, gi in enumerate(groups) if gi == g]
-        ax.scatter(*p[idx].T, color=colour, label=str(g), s=28)
-    for xyz, lab, g in zip(p, labels, groups):
-        ax.text(*xyz, lab, fontsize=fontsize, color=palette[g])
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    if dims == 3:
-        ax.set_zlabel(zlabel)
-    if len(palette) > 1:
-        ax.legend(title=legend_title, fontsize=8, loc="best")
-    if title:
-        ax.set_title(title)
-    return ax.figure
 
 
 def plot_loss(history, ax=None, title: str = "Training loss per epoch"):

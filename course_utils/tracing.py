@@ -32,7 +32,6 @@ from .data import BOS, encode_source, encode_target, pad_batch, tokenize
 from .model import Translator, translate
 
 KEY_KINDS = ("k", "v")  # rows labelled by key tokens
-ATTENTION_KINDS = ("q", "k", "v", "scores", "weights", "x1", "concat", "out")
 
 
 def hook_points(model) -> dict[str, HookPoint]:

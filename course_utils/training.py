@@ -22,7 +22,7 @@ from . import MODEL_FORMAT_VERSION, __version__
 from .data import Pair, Vocab, build_vocabs, encode_source, encode_target, load_pairs, load_probes, pad_batch
 from .errors import ConfigError, IncompatibleModelFileError
 from .model import ModelConfig, Translator, build_model, translate_batch
-from .tracing import Trace, record, run_with_trace
+from .tracing import Trace, run_with_trace
 
 
 @dataclass(frozen=True)
@@ -82,13 +82,11 @@ def train(
     pairs: list[Pair] | None = None,
     probes: dict[str, str | None] | None = None,
     log=print,
-    trace_steps: bool = False,
 ) -> TrainResult:
     """Train a fresh translator on `pairs` (default: the training split).
 
     Snapshots of `probes` (default: every probe sentence in data/probes.tsv) are taken at
     train_config.snapshot_epochs. `log` gets one short line per epoch (None: silent).
-    `trace_steps=True` records every training step's activations (used by the benchmark only).
     """
     mcfg, tcfg = model_config or ModelConfig(), train_config or TrainConfig()
     pairs = load_pairs("train") if pairs is None else pairs
@@ -105,8 +103,7 @@ def train(
             model.train()
             total, correct, count = 0.0, 0, 0
             for src, tgt in make_batches(model, pairs, tcfg.batch_size, gen):
-                with record(model) if trace_steps else _nothing():
-                    logits = model(src, tgt[:, :-1])  # teacher forcing: read <bos> w1..wn, predict w1..wn <eos>
+                logits = model(src, tgt[:, :-1])  # teacher forcing: read <bos> w1..wn, predict w1..wn <eos>
                 gold = tgt[:, 1:]
                 loss = loss_fn(logits.reshape(-1, logits.shape[-1]), gold.reshape(-1))
                 opt.zero_grad()
@@ -128,11 +125,6 @@ def train(
         model.eval()
     result.seconds = time.perf_counter() - start
     return result
-
-
-@contextmanager
-def _nothing():
-    yield
 
 
 # ---- the standard models shipped in models/ ----
