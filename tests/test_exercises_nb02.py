@@ -85,6 +85,18 @@ def test_head_query_solution(model):
     assert check_head_query(answer, model)
 
 
+def test_head_query_checker_follows_the_model_it_is_given(learned_seeds, capsys):
+    """Every seed: its own hand-computed query passes, seed 0's answer is rejected for another seed."""
+    answers = {}
+    for seed, res in learned_seeds.items():
+        attn = res.model.encoder[0].self_attn
+        x = run_with_trace(res.model, "we want to eat apple")["encoder.embed"]
+        answers[seed] = x[4] @ attn.w_q.weight[32:64].T + attn.w_q.bias[32:64]
+        assert check_head_query(answers[seed], res.model)
+    assert not check_head_query(answers[0], learned_seeds[1].model)
+    capsys.readouterr()
+
+
 def test_head_query_wrong(model, capsys):
     attn = model.encoder[0].self_attn
     x = run_with_trace(model, "we want to eat apple")["encoder.embed"][4]
