@@ -2,6 +2,8 @@
 
     toy_embeddings()                   03: hand-made 2-D word vectors for "i can eat apple" (+ "we")
     score_stats(d, divisor)            03: std of q·k/divisor, max weight and entropy of the softmax
+    mean_row_entropy(batch, place, layer)  03: mean entropy of a trained model's attention rows
+    real_scores(model, pairs)          03: the scores q·k/√dh of every real, allowed (query, key) pair
     plot_scaling(d, divide_by)         03: the scale slider's picture
     plot_head(trace, layer, place, head)  04: the layer / place / head picker's picture
     record_batch(model, pairs, names)  04: record hooked tensors for many sentence pairs at once
@@ -19,7 +21,7 @@ import math
 import matplotlib.pyplot as plt
 import torch
 
-from .heads import decoder_row_labels
+from .heads import _place_key, allowed_keys, decoder_row_labels
 from .plotting import fixed_layout, show_heatmaps
 from .tracing import record_pairs
 
@@ -141,6 +143,36 @@ def plot_scaling(d: int = 64, divide_by: str = "√d", n_rows: int = 5, n_keys: 
     return fig
 
 
+# ---- 03: how hard a trained model's attention picks (places as in `heads`: "encoder self", "decoder self", "cross") ----
+
+
+def mean_row_entropy(batch, place: str, layer: int, min_keys: int = 1) -> float:
+    """Mean entropy (nats) of the attention rows of a `heads.trace_pairs` batch, over every head and every real
+    query that may see at least `min_keys` keys: the same rows as `heads.mean_row_max` averages."""
+    w = batch.weights[_place_key(place, layer)].double()  # (B, H, Tq, Tk); padded keys have weight 0
+    rows = allowed_keys(batch, place) >= min_keys  # (B, Tq)
+    return float(entropy(w).transpose(1, 2)[rows].mean())
+
+
+@torch.no_grad()
+def real_scores(model, pairs) -> dict[tuple[str, int], torch.Tensor]:
+    """{(place, layer): 1-D tensor} of the scores q·k/√dh (before the softmax) of every head and every (query, key)
+    pair of real words that the mask lets attend (padding left out; in decoder self-attention, no later keys).
+    One teacher-forced pass of all `pairs`; places as in `heads.PLACES`."""
+    cache, src_real, tgt_real = record_batch(model, pairs, "*.scores")
+    out = {}
+    for layer in range(model.cfg.n_layers):
+        for place in ("encoder self", "decoder self", "cross"):
+            s = cache[_place_key(place, layer).replace(".weights", ".scores")]  # (B, H, Tq, Tk)
+            q_real = src_real if place == "encoder self" else tgt_real
+            k_real = tgt_real if place == "decoder self" else src_real
+            allowed = q_real[:, :, None] & k_real[:, None, :]  # (B, Tq, Tk)
+            if place == "decoder self":
+                allowed = allowed & torch.ones(s.shape[-2:], dtype=torch.bool).tril()
+            out[place, layer] = s.transpose(0, 1)[:, allowed].flatten()  # (H, n) -> (H * n,)
+    return out
+
+
 # ---- 04: pick a layer, a place and a head of the trained model ----
 
 PLACES = {
@@ -223,6 +255,8 @@ __all__ = [
     "random_scores",
     "entropy",
     "score_stats",
+    "mean_row_entropy",
+    "real_scores",
     "plot_scaling",
     "PLACES",
     "PLACE_NAMES",

@@ -89,3 +89,60 @@ def test_record_batch_matches_single_traces(course):
         n = len(t.src_tokens)
         assert src_real[b].sum() == n and tgt_real[b].sum() == len(t.tgt_tokens)
         assert torch.allclose(w[b, :, :n, :n], t["encoder.0.self.weights"], atol=1e-5)
+
+
+def test_notebook_row_entropy_is_the_librarys_entropy():
+    """Notebook 03 writes the entropy of a row by hand; it must agree with stepwise.entropy (used in the tables)."""
+    import json
+    from pathlib import Path
+
+    nb = json.loads((Path(__file__).parents[1] / "notebooks/03_scaled_dot_product_attention.ipynb").read_text())
+    (src,) = [
+        "".join(c["source"])
+        for c in nb["cells"]
+        if c["cell_type"] == "code" and "def row_entropy" in "".join(c["source"])
+    ]
+    namespace = {"torch": torch, "math": math, "entropy": stepwise.entropy}
+    exec(src, namespace)  # the cell defines row_entropy and checks it on three rows
+    w = torch.softmax(torch.randn(3, 5, 7, generator=torch.Generator().manual_seed(0)) * 4, dim=-1)
+    w[0, 0] = torch.tensor([1.0, 0, 0, 0, 0, 0, 0])
+    assert torch.allclose(namespace["row_entropy"](w), stepwise.entropy(w), atol=1e-6)
+
+
+def test_mean_row_entropy_uses_the_rows_of_heads(course):
+    from course_utils import heads
+
+    batch = heads.trace_pairs(course.model, load_pairs("train")[:12])
+    for place in heads.PLACES:
+        rows = heads._masses(batch, place, 0)["entropy"]  # per pair (H, n_queries); decoder self without <bos>
+        want = float(torch.cat([torch.as_tensor(r).flatten() for r in rows]).mean())
+        min_keys = 2 if place == "decoder self" else 1  # <bos> sees one key only
+        assert stepwise.mean_row_entropy(batch, place, 0, min_keys) == pytest.approx(want, abs=1e-6)
+    one_hot = heads.trace_pairs(course.model, load_pairs("train")[:1])
+    one_hot.weights = {
+        k: torch.zeros_like(v).index_fill_(-1, torch.tensor([0]), 1.0) for k, v in one_hot.weights.items()
+    }
+    assert stepwise.mean_row_entropy(one_hot, "encoder self", 1) == 0.0
+
+
+def test_real_scores_are_the_traced_scores_of_real_allowed_pairs(course):
+    pairs = load_pairs("train")[:6]
+    traces = [run_with_trace(course.model, p.english, target=p.german) for p in pairs]
+    got_all = stepwise.real_scores(course.model, pairs)
+    assert set(got_all) == {(p, layer) for p in ("encoder self", "decoder self", "cross") for layer in (0, 1)}
+    for place, key in (
+        ("encoder self", "encoder.1.self"),
+        ("decoder self", "decoder.0.self"),
+        ("cross", "decoder.1.cross"),
+    ):
+        layer = int(key.split(".")[1])
+        want = []
+        for t in traces:
+            s = t[key + ".scores"]  # (H, Tq, Tk) of one sentence: no padding
+            if place == "decoder self":
+                s = s.masked_select(torch.ones(s.shape[-2:], dtype=torch.bool).tril()).view(s.shape[0], -1)
+            want.append(s.reshape(s.shape[0], -1))
+        got = got_all[place, layer]
+        want = torch.cat(want, dim=1).flatten()
+        assert got.shape == want.shape
+        assert torch.allclose(got.sort().values, want.sort().values, atol=1e-4)

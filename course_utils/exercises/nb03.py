@@ -69,3 +69,30 @@ def check_apple_attends_to_eat(W_Q, W_K) -> bool:
         f"apple's row is {[round(x, 2) for x in row.tolist()]} (i, can, eat, apple): its top key is {best!r}; "
         "make apple's query point at the 'action' feature that eat's key carries.",
     )
+
+
+INITS = ("xavier", "torch_default")
+GUESS_PLACEHOLDER = "?"
+
+
+def check_init_guess(guess, measured: dict) -> bool:
+    """Predict, then check: which init gives the larger layer-0 mean row maximum after a short training?
+
+    `guess` is "xavier" or "torch_default" ("?" = not answered yet); `measured` is {init: mean row max} as the
+    notebook's cell measured it. Prints one line; True if the guess names the init with the larger value.
+    """
+    if set(measured) != set(INITS):
+        raise ValueError(f"measured must have exactly the keys {INITS}; got {sorted(measured)}")
+    if guess is None or guess is Ellipsis or (isinstance(guess, str) and guess.strip() in ("", GUESS_PLACEHOLDER)):
+        print('✍ Write your guess first: set my_guess to "xavier" or "torch_default", then run the cells again.')
+        return False
+    if not isinstance(guess, str) or guess.strip().lower().replace(" ", "_").replace("-", "_") not in INITS:
+        return feedback(False, "", f'my_guess must be "xavier" or "torch_default"; got {guess!r}.')
+    guess = guess.strip().lower().replace(" ", "_").replace("-", "_")
+    larger = max(INITS, key=lambda init: measured[init])
+    numbers = f"mean row max {measured['torch_default']:.3f} (torch_default) vs {measured['xavier']:.3f} (xavier)"
+    return feedback(
+        guess == larger,
+        f"{numbers}: the larger the input entries, the larger the scores, and softmax turns large scores into a hard pick.",
+        f"{numbers}. Compare the entries' sizes above with section 4: what does softmax do with scores of std ≫ 1?",
+    )
