@@ -115,7 +115,7 @@ def plot_word_qkv(model, sentence="we want to eat apple", word: str = "eat", hea
     ax.set_xticks(range(0, m.shape[1], 4))
     ax.set_xlabel(f"feature of head {head} (0..{m.shape[1] - 1})")
     ax.set_title(f"encoder layer {layer}, head {head}: q, k, v of {word.strip().lower()!r} {note}", fontsize=10)
-    fig.colorbar(im, ax=ax, fraction=0.03, pad=0.01)
+    fig.colorbar(im, ax=ax, fraction=0.03, pad=0.01, label="value")
     fixed_layout(fig, left=0.13, right=0.95, bottom=0.22, top=0.86)
     return fig
 
@@ -134,7 +134,7 @@ def plot_query_bank(linear: torch.nn.Linear, n_heads: int, title: str = "$W^Q$ a
     ax.set_xlabel("output feature (column of $W^Q$ = row of w_q.weight)")
     ax.set_ylabel("input feature i (row i of $W^Q$ = one query)")
     ax.set_title(title, pad=18)
-    fig.colorbar(im, ax=ax, fraction=0.046)
+    fig.colorbar(im, ax=ax, fraction=0.046, label="weight")
     fig.set_layout_engine("tight")  # laid out when drawn: once per PNG in a widget
     return fig
 
@@ -143,9 +143,19 @@ def plot_singular_values(spectra: dict[str, np.ndarray], title: str = "Singular 
     """One line per named spectrum (sorted singular values), log scale."""
     fig, ax = plt.subplots(figsize=(6.5, 3.6))
     colours = {}
-    for name, s in spectra.items():  # same colour for the same matrix; dashed = "init" in the name
-        c = colours.setdefault(name.split()[0], f"C{len(colours)}")
-        ax.plot(np.arange(1, len(s) + 1), s, marker=".", ms=3, label=name, color=c, ls="--" if "init" in name else "-")
+    for name, s in spectra.items():  # same colour and marker for the same matrix; dashed = "init" in the name
+        c = colours.setdefault(name.split()[0], f"C{len(colours)}")  # C0, C1, C2: the course's Q, K, V colours
+        mk = "os^D"[list(colours).index(name.split()[0]) % 4]  # a marker too: colour is not the only cue
+        ax.plot(
+            np.arange(1, len(s) + 1),
+            s,
+            marker=mk,
+            ms=3,
+            markevery=4,
+            label=name,
+            color=c,
+            ls="--" if "init" in name else "-",
+        )
     ax.set_yscale("log")
     ax.set_xlabel("index (largest first)")
     ax.set_ylabel("singular value (log scale)")
@@ -189,7 +199,7 @@ def plot_three_places(trace, layer: int = 0, head: int = 0):
 
     Decoder rows are labelled 'input → output': the row of decoder input token i produces the next word.
     """
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2), layout="constrained")  # laid out when drawn
     for ax, (place, prefix, qfrom, kvfrom, _) in zip(axes, PLACES):
         key = f"{prefix.format(layer=layer)}.weights"
         rows, ylabel = trace.query_tokens(key), f"query ({qfrom})"
@@ -205,7 +215,8 @@ def plot_three_places(trace, layer: int = 0, head: int = 0):
             title=f"{place}\n(layer {layer}, head {head})",
             xlabel=f"key ({kvfrom.split()[0]})",
             ylabel=ylabel,
-            cbar=ax is axes[-1],
+            cbar=False,
         )
-    fig.set_layout_engine("tight")  # laid out when drawn: once per PNG in a widget
+    # one colour bar for all three panels: taken from every panel alike, so the panels keep the same size
+    fig.colorbar(axes[0].images[0], ax=list(axes), fraction=0.02, pad=0.01, label="attention weight")
     return fig
