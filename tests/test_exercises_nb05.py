@@ -49,3 +49,5 @@ def test_drink_bread():
     assert not nb05.check_drink_bread(1.0, 0.0)  # "the English says drink, so it is certain"
     assert not nb05.check_drink_bread(0.0, 0.0)  # the notebook's placeholder
     assert not nb05.check_drink_bread("high", None)
+    # the notebook's worked solution: the model overrides the English verb with bread's usual companion
+    assert p_essen > 0.9 and p_trinken < 0.05

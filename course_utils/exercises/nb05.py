@@ -92,9 +92,10 @@ def check_drink_bread(p_trinken, p_essen) -> bool:
             "use next_word_probs(model, 'i can drink bread', 'ich kann brot') and read the "
             "entries 'trinken' and 'essen' (the English sentence, then the German words so far).",
         )
+    share = "almost all" if want_e > 0.9 else "most" if want_e > 0.5 else "a good share"
     return feedback(
         True,
-        f"trinken {want_t:.2f}, essen {want_e:.2f}: the English says drink, yet a good share of the "
+        f"trinken {want_t:.2f}, essen {want_e:.2f}: the English says drink, yet {share} of the "
         "probability goes to the verb that bread always came with.",
         "",
     )
