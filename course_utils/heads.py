@@ -129,6 +129,7 @@ def _masses(batch: BatchTrace, place: str, layer: int) -> dict[str, list[np.ndar
         q0 = 1 if place == "decoder self" else 0  # the <bos> query sees only itself: no choice, left out
         ent = -(np.where(a > 0, a * np.log(np.where(a > 0, a, 1.0)), 0.0)).sum(-1)
         add("entropy", ent[:, q0:])
+        add("row max", a[:, q0:].max(-1))  # the largest weight of the row: 1 = one-hot, 1/n = uniform
         add("first", a[:, q0:, 0])
         if place != "cross":
             idx = np.arange(nq)
@@ -146,7 +147,7 @@ def _masses(batch: BatchTrace, place: str, layer: int) -> dict[str, list[np.ndar
     return out
 
 
-MEASURES = ("itself", "previous", "first", "aligned", "verb", "object", "entropy")
+MEASURES = ("itself", "previous", "first", "aligned", "verb", "object", "entropy", "row max")
 
 
 def head_statistics(batch: BatchTrace, n_layers: int | None = None) -> pd.DataFrame:
@@ -160,6 +161,8 @@ def head_statistics(batch: BatchTrace, n_layers: int | None = None) -> pd.DataFr
       aligned   cross only: the English word(s) translating the German word the query produces
       verb, object   the English verb / object (encoder self, cross); the object is always the last word
       entropy   of the attention row, in nats (0 = one key; ln(n) = uniform over n keys)
+      row max   the row's largest weight (1 = all on one key); its mean over a place's heads is
+                mean_row_max(batch, place, layer, min_keys=2)
       uniform entropy  what uniform attention over the same keys would give
     """
     if n_layers is None:

@@ -93,6 +93,23 @@ def test_statistics_of_uniform_attention(shipped_model, all_pairs):
     assert np.allclose(heads.head_differences(b)["head 0 vs head 1"], 0.0, atol=1e-6)
 
 
+def test_row_max_column_is_mean_row_max(shipped_batch):
+    """head_statistics' 'row max', averaged over a place's heads, is mean_row_max(min_keys=2) (no <bos> row)."""
+    stats = heads.head_statistics(shipped_batch)
+    assert ((stats["row max"] > 0) & (stats["row max"] <= 1 + 1e-9)).all()
+    for place in heads.PLACES:
+        for layer in range(2):
+            want = heads.mean_row_max(shipped_batch, place, layer, min_keys=2)
+            assert stats.loc[(place, layer), "row max"].mean() == pytest.approx(want, abs=1e-9)
+
+
+def test_row_max_of_uniform_attention(shipped_model, all_pairs):
+    with tracing.patch(shipped_model, {"*.weights": tracing.uniform_attention}):
+        b = heads.trace_pairs(shipped_model, all_pairs)
+    n = np.array([len(p.english.split()) for p in all_pairs], dtype=float)
+    assert heads.mean_row_max(b, "encoder self", 0) == pytest.approx((n * (1 / n)).sum() / n.sum(), abs=1e-6)
+
+
 def test_role_attention_rows_sum_to_one(shipped_batch):
     for place in heads.PLACES:
         table = heads.role_attention(shipped_batch, place, 1, 0)

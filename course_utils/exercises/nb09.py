@@ -9,7 +9,7 @@ from ..data import encode_source, encode_target, pad_batch
 from ..tracing import ablate_head, patch, run_with_trace
 from . import feedback
 
-# Exercise 1: the query of one head as a weighted sum of the bank's rows
+# Exercise 2: the query of one head as a weighted sum of the bank's rows
 
 EXAMPLE_SENTENCE, EXAMPLE_TARGET = "we would like to drink tea", "wir möchten tee trinken"
 
@@ -49,13 +49,17 @@ def check_q_from_bank(q_from_bank, model, prefix: str = "decoder.1.cross", head:
     )
 
 
-# Exercise 2: read the alignment head off the statistics table
+# Exercise 1: read the head that aligns most (or least) off the statistics table
 
 
-def check_alignment_head(answer, stats) -> bool:
-    """answer: (layer, head) of the cross-attention head with the largest 'aligned' share in `stats`."""
+def check_alignment_head(answer, stats, which: str = "most") -> bool:
+    """answer: (layer, head) of the cross-attention head with the largest (which="most") or the smallest
+    (which="least") 'aligned' share in `stats`."""
+    if which not in ("most", "least"):
+        raise ValueError(f"which must be 'most' or 'least'; got {which!r}")
     cross = stats.loc["cross", "aligned"]
-    best = tuple(int(i) for i in cross.idxmax())
+    best = tuple(int(i) for i in (cross.idxmax() if which == "most" else cross.idxmin()))
+    extreme = "largest" if which == "most" else "smallest"
     if answer is None:
         return feedback(False, "", "set answer = (layer, head).")
     try:
@@ -67,8 +71,9 @@ def check_alignment_head(answer, stats) -> bool:
     if answer == best:
         return feedback(
             True,
-            f"cross-attention layer {best[0]}, head {best[1]} puts {cross.max():.3f} of its weight "
-            "on the English word that translates the German word it produces.",
+            f"cross-attention layer {best[0]}, head {best[1]} puts {cross[best]:.3f} of its weight "
+            f"on the English word that translates the German word it produces: the {extreme} share of the "
+            f"{len(cross)} cross-attention heads.",
             "",
         )
     if answer in cross.index:
@@ -76,7 +81,7 @@ def check_alignment_head(answer, stats) -> bool:
             False,
             "",
             f"layer {answer[0]}, head {answer[1]} has aligned = {cross[answer]:.3f}; "
-            "look for the largest value in the 'aligned' column of the cross rows.",
+            f"look for the {extreme} value in the 'aligned' column of the cross rows.",
         )
     return feedback(False, "", f"no cross-attention head {answer}; choose from {list(cross.index)}.")
 
