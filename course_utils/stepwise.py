@@ -127,7 +127,7 @@ def plot_scaling(d: int = 64, divide_by: str = "√d", n_rows: int = 5, n_keys: 
     ax1.set_xlabel("key")
     ax1.set_ylabel("query")
     ax1.set_title(f"softmax(q·k / {divide_by}), d = {d}: mean max weight {st['mean_max_weight']:.2f}", fontsize=10)
-    fig.colorbar(im, ax=ax1, fraction=0.05)
+    fig.colorbar(im, ax=ax1, fraction=0.05, label="attention weight")
     lim = 40.0  # one fixed range for every choice, so that the spread of the scores can be compared
     ax2.hist(
         scores.flatten().clamp(-lim, lim).numpy(), bins=80, range=(-lim, lim), color="tab:blue", histtype="stepfilled"

@@ -29,7 +29,7 @@ def check_window_mask(mask) -> bool:
 
 
 def check_divisor_256(divisor) -> bool:
-    """Exercise 2: a divisor that brings the std of q·k (d = 256, N(0, 1) entries) back to about 1."""
+    """Exercise 1: a divisor that brings the std of q·k (d = 256, N(0, 1) entries) back to about 1."""
     try:
         divisor = float(divisor)
     except (TypeError, ValueError):
@@ -55,7 +55,7 @@ def toy_weights(W_Q, W_K, words=TOY_WORDS) -> torch.Tensor:
 
 
 def check_apple_attends_to_eat(W_Q, W_K) -> bool:
-    """Exercise 3: 2×2 W_Q, W_K such that 'apple' gives 'eat' its highest weight, above 0.5."""
+    """Exercise 2: 2×2 W_Q, W_K such that 'apple' gives 'eat' its highest weight, above 0.5."""
     try:
         w = toy_weights(W_Q, W_K)
     except (ValueError, TypeError, RuntimeError) as exc:
