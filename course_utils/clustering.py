@@ -18,11 +18,14 @@ import itertools
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+import torch
 from matplotlib.lines import Line2D
 from sklearn.metrics import silhouette_score
 
 from .analysis import collect_vectors, fit_projection
+from .data import encode_source, encode_target
 from .plotting import fixed_layout
+from .tracing import patch
 
 PAIR = ("we want to eat apple", "we want to eat bread")  # the source blog's two sentences
 KINDS = ("q", "k", "v", "x1", "out", "layer_out")
@@ -163,6 +166,38 @@ def plot_context_distance(table: pd.DataFrame, word: str = "eat", sentences=PAIR
     fig.suptitle(f"How different is '{word}' in '{sentences[0]}' and '{sentences[1]}'?", fontsize=11)
     fig.set_layout_engine("tight", rect=(0, 0, 0.88, 1))
     return fig
+
+
+# ---- activation patching: is a word's context-dependent state used? (claim B5) ----
+
+
+def copy_row_from(source, position: int):
+    """A patch for `tracing.patch`: replace row `position` (one word) of the hooked tensor (B, T, d_model)
+    by the same row of `source[name]`, where `source` is a Trace of another sentence recorded at the same
+    hook point. Every other row, and the rest of the forward pass, is left as it is."""
+
+    def fn(tensor, name):
+        patched = tensor.clone()
+        patched[:, position] = source[name][position]
+        return patched
+
+    return fn
+
+
+@torch.no_grad()
+def next_word_log_probs(model, sentence, target, patches=None) -> torch.Tensor:
+    """(T, |German vocab|) log-probabilities of the next German word, teacher-forced: row i is the model's
+    prediction after reading <bos> and the first i words of `target` (row 2 predicts the third word).
+    `patches` ({trace key: fn}) are applied during the forward pass (see `tracing.patch`)."""
+    was_training = model.training
+    model.eval()
+    try:
+        src = torch.tensor([encode_source(model.src_vocab, sentence, model.cfg.max_len)])
+        tgt_in = torch.tensor([encode_target(model.tgt_vocab, target, model.cfg.max_len)[:-1]])
+        with patch(model, patches or {}):
+            return model(src, tgt_in)[0].log_softmax(-1)
+    finally:
+        model.train(was_training)
 
 
 # ---- pairwise spread (claim B6) and kind clusters (claim B5) ----

@@ -9,6 +9,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
+import torch
 from matplotlib.figure import Figure
 
 from course_utils import clustering as C
@@ -136,6 +137,72 @@ def test_merged_labels():
         }
     )
     assert C._merged_label(meta, ("a b apple", "a b bread")) == "eat@k@15 / eat@k@30 ·apple"
+
+
+def test_copy_row_from_replaces_one_row_only():
+    from course_utils.tracing import Trace
+
+    source = Trace(["a", "b", "c"], ["<bos>"], [], {"x": torch.arange(6.0).reshape(3, 2) + 100})
+    tensor = torch.zeros(2, 3, 2)  # (batch, T, d_model)
+    out = C.copy_row_from(source, 1)(tensor, "x")
+    assert torch.equal(out[:, 1], torch.tensor([[102.0, 103.0]] * 2))
+    assert (out[:, [0, 2]] == 0).all() and (tensor == 0).all()  # the model's tensor is not changed in place
+
+
+def test_patching_eat_embedding_changes_nothing_and_the_object_flips_the_output():
+    from course_utils.data import load_probes
+    from course_utils.tracing import run_with_trace
+
+    model = load_standard_model().model.eval()
+    a, b = C.PAIR
+    target = load_probes("context_pair")[a]
+    bread = run_with_trace(model, b)
+    clean = C.next_word_log_probs(model, a, target)
+    assert clean.shape == (len(target.split()) + 1, len(model.tgt_vocab))
+    assert torch.allclose(clean.exp().sum(-1), torch.ones(len(clean)))
+    same = C.next_word_log_probs(model, a, target, {"encoder.embed": C.copy_row_from(bread, 3)})  # eat = eat
+    assert torch.equal(same, clean)
+    de = model.tgt_vocab.stoi
+    flipped = C.next_word_log_probs(model, a, target, {"encoder.1.layer_out": C.copy_row_from(bread, 4)})
+    assert flipped[2].argmax() == de["brot"] and clean[2].argmax() == de["einen"]
+
+
+def _notebook_definitions() -> dict:
+    """Run the notebook cell that defines copy_row_from and next_word_log_probs (definitions only)."""
+    import ast
+    import json
+    from pathlib import Path
+
+    nb = json.loads((Path(__file__).parents[1] / "notebooks" / "06_qkv_clustering_by_epoch.ipynb").read_text())
+    src = next(
+        "".join(c["source"])
+        for c in nb["cells"]
+        if c["cell_type"] == "code" and "def copy_row_from" in "".join(c["source"])
+    )
+    tree = ast.parse(src)
+    tree.body = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+    from course_utils.data import encode_source, encode_target
+    from course_utils.tracing import patch
+
+    namespace = {"torch": torch, "encode_source": encode_source, "encode_target": encode_target, "patch": patch}
+    exec(compile(tree, "notebook 06", "exec"), namespace)
+    return namespace
+
+
+def test_notebook_patching_functions_agree_with_the_library():
+    from course_utils.data import load_probes
+    from course_utils.tracing import run_with_trace
+
+    nb = _notebook_definitions()
+    model = load_standard_model("learned", 4).model.eval()
+    a, b = C.PAIR
+    target = load_probes("context_pair")[a]
+    bread = run_with_trace(model, b)
+    for hook in ("encoder.embed", "encoder.0.layer_out", "encoder.1.layer_out"):
+        for pos in (3, 4):
+            mine = nb["next_word_log_probs"](model, a, target, {hook: nb["copy_row_from"](bread, pos)})
+            lib = C.next_word_log_probs(model, a, target, {hook: C.copy_row_from(bread, pos)})
+            assert torch.equal(mine, lib)
 
 
 def test_seed_verdict_counts_agreeing_seeds():

@@ -47,23 +47,35 @@ def test_most_changed_word():
     assert not nb06.check_most_changed_word("eat")  # the notebook's placeholder
     assert not nb06.check_most_changed_word("we")
     assert not nb06.check_most_changed_word("apple")  # not shared by both sentences
-    for s in PAIR:  # the worked solution's reasons: "to" (head 0) looks at the last word, "we" hardly does
-        w = snaps[30][s]["encoder.1.self.weights"]
-        assert w[0, 2].argmax() == 4 and w[:, 0, 4].max() < 0.05
+    wa, wb = (snaps[30][s]["encoder.1.self.weights"] for s in PAIR)  # the worked solution's reason
+    assert wa[0, 1, 4] > 0.3 and wb[0, 1, 4] < 0.15
 
 
-def test_first_difference():
-    snaps = load_standard_model().snapshots
+def test_object_position():
+    """Exercise 3: patch each English position of the encoder output from the bread run (seed 0)."""
+    from course_utils.clustering import copy_row_from, next_word_log_probs
+    from course_utils.data import load_probes
+    from course_utils.tracing import run_with_trace
+
+    refs = load_probes("context_pair")
     a, b = PAIR
-    order = [f"encoder.{layer}.self.{k}" for layer in (0, 1) for k in ("q", "k", "v", "x1", "out")]
-    order = order[:5] + ["encoder.0.layer_out"] + order[5:] + ["encoder.1.layer_out"]
-    solution = next(
-        k
-        for k in order
-        if relative_distance(word_vector(snaps[30][a], k, "eat"), word_vector(snaps[30][b], k, "eat")) > 1e-6
-    )
-    assert nb06.check_first_difference(solution)
-    assert not nb06.check_first_difference("encoder.0.self.x1")  # the blog's expectation
-    assert not nb06.check_first_difference("encoder.1.self.q")
-    assert not nb06.check_first_difference("encoder.1.layer_out")  # differs, but later
-    assert not nb06.check_first_difference("decoder.0.cross.k")
+
+    def effects(model):
+        bread = run_with_trace(model, b)
+        de = model.tgt_vocab.stoi
+        out = {}
+        for pos, word in enumerate(a.split()):
+            lp = next_word_log_probs(model, a, refs[a], {"encoder.1.layer_out": copy_row_from(bread, pos)})
+            out[word] = float(lp[2, de["einen"]] - lp[2, de["brot"]])
+        return out
+
+    effect = effects(load_standard_model().model.eval())
+    solution = min(effect, key=effect.get)
+    assert solution == "apple" and effect["apple"] < 0 < effect["eat"]  # the worked solution's text
+    assert nb06.check_object_position(solution)
+    assert not nb06.check_object_position("eat")  # the notebook's placeholder
+    assert not nb06.check_object_position("to")
+    assert not nb06.check_object_position("bread")  # not a word of the apple sentence
+    assert not nb06.check_object_position(4)  # a position instead of the word
+    seed4 = effects(load_standard_model("learned", 4).model.eval())  # "try seed 4: there it is eat's row"
+    assert min(seed4, key=seed4.get) == "eat"

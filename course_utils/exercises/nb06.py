@@ -7,21 +7,6 @@ import numpy as np
 from ..clustering import PAIR, pairwise_spread, relative_distance, word_vector
 from . import feedback
 
-ORDER = [
-    "encoder.0.self.q",
-    "encoder.0.self.k",
-    "encoder.0.self.v",
-    "encoder.0.self.x1",
-    "encoder.0.self.out",
-    "encoder.0.layer_out",
-    "encoder.1.self.q",
-    "encoder.1.self.k",
-    "encoder.1.self.v",
-    "encoder.1.self.x1",
-    "encoder.1.self.out",
-    "encoder.1.layer_out",
-]
-
 
 def check_pairwise_spread(fn) -> bool:
     """Exercise 1: fn(X (N, dim)) -> pairwise spread = mean pairwise Euclidean distance / mean vector length."""
@@ -74,7 +59,7 @@ def check_most_changed_word(word) -> bool:
         return feedback(
             True,
             f"'{want}' moves most ({shifts[want]:.2f} of its length); 'eat' moves "
-            f"{shifts['eat']:.2f} and 'we' only {shifts['we']:.2f}.",
+            f"{shifts['eat']:.2f} and 'to' only {shifts['to']:.2f}.",
             "",
         )
     return feedback(
@@ -85,21 +70,42 @@ def check_most_changed_word(word) -> bool:
     )
 
 
-def check_first_difference(key) -> bool:
-    """Exercise 3: the first encoder vector of 'eat' (in the order the model computes them) that differs
-    between 'we want to eat apple' and 'we want to eat bread'."""
-    want = "encoder.1.self.x1"
-    if key not in ORDER:
-        return feedback(False, "", f"answer with a trace key from this list: {', '.join(ORDER)}.")
-    if key == want:
+def object_log_odds(model, position: int | None, hook: str = "encoder.1.layer_out") -> float:
+    """log p(einen) - log p(brot) after 'wir wollen' for 'we want to eat apple', with the row `position` at `hook`
+    replaced by the same row of the 'we want to eat bread' run (None: no patch)."""
+    from ..clustering import copy_row_from, next_word_log_probs
+    from ..data import load_probes
+    from ..tracing import run_with_trace
+
+    refs = load_probes("context_pair")
+    patches = {} if position is None else {hook: copy_row_from(run_with_trace(model, PAIR[1]), position)}
+    lp = next_word_log_probs(model, PAIR[0], refs[PAIR[0]], patches)
+    de = model.tgt_vocab.stoi
+    return float(lp[2, de["einen"]] - lp[2, de["brot"]])
+
+
+def check_object_position(word) -> bool:
+    """Exercise 3: on seed 0, which English word's encoder output, patched from the bread run, lowers the
+    log-odds einen : brot most?"""
+    from ..training import load_standard_model
+
+    model = load_standard_model().model.eval()
+    words = PAIR[0].split()
+    if word not in words:
+        return feedback(False, "", f"answer with a word of '{PAIR[0]}': {', '.join(words)}.")
+    effect = {w: object_log_odds(model, pos) for pos, w in enumerate(words)}
+    want = min(effect, key=effect.get)
+    clean = object_log_odds(model, None)
+    if word == want:
         return feedback(
             True,
-            "eat's layer-1 x1 is the first: layer 0 lets eat attend only to itself, and q, k, v of "
-            "layer 1 are computed from eat's own (identical) layer-0 output.",
+            f"patching '{want}' alone takes the log-odds from {clean:.2f} to {effect[want]:.2f}: the decoder reads "
+            f"the object there; 'eat' only to {effect['eat']:.2f}.",
             "",
         )
-    if ORDER.index(key) < ORDER.index(want):
-        return feedback(
-            False, "", f"{key} is still identical in both sentences (distance 0): look at the table in section 3."
-        )
-    return feedback(False, "", f"{key} differs, but an earlier vector already does.")
+    return feedback(
+        False,
+        "",
+        f"patching '{word}' takes the log-odds from {clean:.2f} to {effect[word]:.2f}; patch every position in "
+        "turn and take the one with the lowest log-odds.",
+    )
