@@ -7,19 +7,21 @@ import torch
 from ..attention import MultiHeadAttention
 from . import feedback
 
-B, T, D_MODEL, H = 2, 5, 64, 8
+B, T, D_MODEL, H = 2, 5, 64, 8  # exercises 2 and 3
+SHAPES_B, SHAPES_T, SHAPES_H = 3, 7, 16  # exercise 1: not a case that the notebook's shape table shows
 
 
 def check_head_shapes(q_heads_shape, scores_shape, concat_shape) -> bool:
-    """Exercise 1: shapes for B = 2 sentences of T = 5 words, d_model = 64, H = 8 heads."""
-    dh = D_MODEL // H
-    want = {"q after the split": (B, H, T, dh), "scores": (B, H, T, T), "concat": (B, T, D_MODEL)}
+    """Exercise 1: shapes for B = 3 sentences of T = 7 words, d_model = 64, H = 16 heads."""
+    b, t, h = SHAPES_B, SHAPES_T, SHAPES_H
+    dh = D_MODEL // h
+    want = {"q after the split": (b, h, t, dh), "scores": (b, h, t, t), "concat": (b, t, D_MODEL)}
     got = {}
     for name, shape in zip(want, (q_heads_shape, scores_shape, concat_shape)):
         try:
             got[name] = tuple(int(s) for s in shape)
         except (TypeError, ValueError):
-            return feedback(False, "", f"give each shape as a tuple of ints, e.g. (2, 8, 5, 8); {name} is {shape!r}.")
+            return feedback(False, "", f"give each shape as a tuple of ints, e.g. (1, 2, 5, 32); {name} is {shape!r}.")
     wrong = [n for n in want if got[n] != want[n]]
     if not wrong:
         return feedback(True, f"q {want['q after the split']}, scores {want['scores']}, concat {want['concat']}.", "")
