@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import torch
-
-from course_utils.data import encode_source, encode_target
 from course_utils.exercises import nb05
+from course_utils.heads import decoder_row_labels
 from course_utils.model import build_model, parameter_counts
 from course_utils.tracing import run_with_trace
 from course_utils.training import load_standard_model
@@ -37,17 +35,24 @@ def test_emitting_row():
     assert all(t.src_tokens[int(i)] == "bread" for i in w_row.argmax(-1))
 
 
-def test_drink_bread():
-    model = load_standard_model().model
-    with torch.no_grad():
-        src = torch.tensor([encode_source(model.src_vocab, "i can drink bread", model.cfg.max_len)])
-        tgt = torch.tensor([encode_target(model.tgt_vocab, "ich kann brot", model.cfg.max_len)[:-1]])
-        p = model(src, tgt)[0, -1].softmax(-1)
-    p_trinken, p_essen = p[model.tgt_vocab.stoi["trinken"]].item(), p[model.tgt_vocab.stoi["essen"]].item()
-    assert nb05.check_drink_bread(p_trinken, p_essen)
-    assert not nb05.check_drink_bread(p_essen, p_trinken)  # swapped
-    assert not nb05.check_drink_bread(1.0, 0.0)  # "the English says drink, so it is certain"
-    assert not nb05.check_drink_bread(0.0, 0.0)  # the notebook's placeholder
-    assert not nb05.check_drink_bread("high", None)
-    # the notebook's worked solution: the model overrides the English verb with bread's usual companion
-    assert p_essen > 0.9 and p_trinken < 0.05
+def test_shift_labels():
+    def solution(german):  # the worked solution
+        words = german.split()
+        return [f"{a} → {b}" for a, b in zip(["<bos>"] + words, words + ["<eos>"])]
+
+    assert nb05.check_shift_labels(solution)
+    assert nb05.check_shift_labels(lambda g: [s.replace(" → ", "->") for s in solution(g)])  # "->" is fine
+    assert nb05.check_shift_labels(lambda g: list(zip(["<bos>", *g.split()], [*g.split(), "<eos>"])))  # pairs
+    # it agrees with the library's labels on the model's own translation
+    t = run_with_trace(load_standard_model().model, "we want to eat bread")
+    german = " ".join(t.translation)
+    assert solution(german) == decoder_row_labels(t.tgt_tokens, t.translation)
+    # typical mistakes
+    assert not nb05.check_shift_labels(lambda g: [f"{w} → {w}" for w in g.split()])  # no shift
+    assert not nb05.check_shift_labels(lambda g: solution(g)[1:])  # forgot <bos>
+    assert not nb05.check_shift_labels(lambda g: solution(g)[:-1])  # forgot <eos>
+    assert not nb05.check_shift_labels(lambda g: [" → ".join(s.split(" → ")[::-1]) for s in solution(g)])  # swapped
+    assert not nb05.check_shift_labels(lambda g: " ".join(solution(g)))  # one string
+    assert not nb05.check_shift_labels(lambda g: 1 / 0)  # raises
+    assert not nb05.check_shift_labels(lambda g: None)  # the notebook's placeholder body
+    assert not nb05.check_shift_labels(None)

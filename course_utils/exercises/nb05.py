@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import torch
-
-from ..data import encode_source, encode_target
 from . import feedback
 
 D_MODEL, D_FF = 64, 128
@@ -65,37 +62,60 @@ def check_emitting_row(row_word) -> bool:
     )
 
 
-@torch.no_grad()
-def _probability(model, english: str, german_prefix: str, word: str) -> float:
-    src = torch.tensor([encode_source(model.src_vocab, english, model.cfg.max_len)])
-    tgt = torch.tensor([encode_target(model.tgt_vocab, german_prefix, model.cfg.max_len)[:-1]])
-    return model(src, tgt)[0, -1].softmax(-1)[model.tgt_vocab.stoi[word]].item()
+_SHIFT_CASES = ("wir wollen brot essen", "ich lese eine zeitung", "er kann einen brief lesen", "du trinkst milch")
 
 
-def check_drink_bread(p_trinken, p_essen) -> bool:
-    """Exercise 3: P(next = 'trinken') and P(next = 'essen') for 'i can drink bread' after 'ich kann brot'."""
-    from ..training import load_standard_model
-
-    model = load_standard_model().model
-    want_t = _probability(model, "i can drink bread", "ich kann brot", "trinken")
-    want_e = _probability(model, "i can drink bread", "ich kann brot", "essen")
+def _as_pairs(labels):
+    """A learner's labels as (input, output) pairs: accepts 'a → b', 'a -> b' or (a, b); None if neither."""
     try:
-        pt, pe = float(p_trinken), float(p_essen)
+        pairs = []
+        for label in labels:
+            if isinstance(label, str):
+                parts = label.replace("->", "→").split("→")
+                if len(parts) != 2:
+                    return None
+                pairs.append((parts[0].strip(), parts[1].strip()))
+            else:
+                a, b = label
+                pairs.append((str(a).strip(), str(b).strip()))
+        return pairs
     except (TypeError, ValueError):
-        return feedback(False, "", f"give two probabilities (numbers between 0 and 1); got {p_trinken!r}, {p_essen!r}.")
-    if abs(pt - want_e) < 0.01 and abs(pe - want_t) < 0.01:
-        return feedback(False, "", "the two numbers are swapped.")
-    if abs(pt - want_t) >= 0.01 or abs(pe - want_e) >= 0.01:
-        return feedback(
-            False,
-            "",
-            "use next_word_probs(model, 'i can drink bread', 'ich kann brot') and read the "
-            "entries 'trinken' and 'essen' (the English sentence, then the German words so far).",
-        )
-    share = "almost all" if want_e > 0.9 else "most" if want_e > 0.5 else "a good share"
+        return None
+
+
+def check_shift_labels(shift_labels) -> bool:
+    """Exercise 3: shift_labels(german) returns one 'input → output' label per decoder row when the decoder reads
+    the German sentence teacher-forced: inputs <bos> + words, outputs words + <eos>."""
+    if not callable(shift_labels):
+        return feedback(False, "", f"give your function shift_labels itself (no brackets); got {shift_labels!r}.")
+    for german in _SHIFT_CASES:
+        words = german.split()
+        want = list(zip(["<bos>", *words], [*words, "<eos>"]))
+        try:
+            got = shift_labels(german)
+        except Exception as err:  # the learner's code: report, never raise
+            return feedback(False, "", f"your function raised {type(err).__name__}: {err}")
+        if got is None:
+            return feedback(False, "", "your function returns nothing yet: write its body and return the list.")
+        pairs = _as_pairs(got) if not isinstance(got, str) else None
+        if pairs is None:
+            return feedback(False, "", f"return a list of labels such as '<bos> → wir'; got {got!r}.")
+        if pairs == want:
+            continue
+        if pairs == [(w, w) for w in words] or pairs == [(a, a) for a, _ in want]:
+            hint = "each row reads one word and predicts the NEXT one: the output is shifted by one."
+        elif pairs == want[1:]:
+            hint = "the decoder's first input is <bos>; its row predicts the first German word."
+        elif pairs == want[:-1]:
+            hint = "the row of the last German word predicts the end token <eos>: one row more."
+        elif pairs == [(b, a) for a, b in want]:
+            hint = "input and output are swapped: the row's input comes first, then the word it predicts."
+        else:
+            hint = "inputs are <bos> and the German words, outputs the German words and <eos>, pair them up."
+        return feedback(False, "", f"for {german!r} you get {got!r}; {hint}")
     return feedback(
         True,
-        f"trinken {want_t:.2f}, essen {want_e:.2f}: the English says drink, yet {share} of the "
-        "probability goes to the verb that bread always came with.",
+        "one row per decoder input: <bos> → first word, …, last word → <eos>; the query of each row predicts the "
+        "next word.",
         "",
     )
