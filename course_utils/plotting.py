@@ -39,6 +39,7 @@ def heatmap(
     vmin: float | None = None,
     vmax: float | None = None,
     cbar: bool = True,
+    cbar_label: str | None = None,
 ):
     """Annotated, word-labelled heatmap (the look of seaborn's heatmap, drawn with imshow: fast enough
     for widgets). matrix (rows, cols)."""
@@ -71,7 +72,7 @@ def heatmap(
                     color="black" if light[i, j] else "white",
                 )
     if cbar:
-        ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.03)
+        ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.03, label=cbar_label)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     if title:
@@ -89,9 +90,11 @@ def show_heatmaps(
     xlabel: str = "key",
     ylabel: str = "query",
     ncols: int | None = None,
+    cbar_label: str = "attention weight",
     **kwargs,
 ):
-    """Several heatmaps side by side with shared labels (like d2l's show_heatmaps). matrices (n, rows, cols)."""
+    """Several heatmaps side by side with shared labels (like d2l's show_heatmaps). matrices (n, rows, cols).
+    The last panel carries the colour bar (one scale for all panels, 0..1 unless vmin/vmax say otherwise)."""
     matrices = [_np(m) for m in matrices]
     n = len(matrices)
     ncols = ncols or n
@@ -110,7 +113,7 @@ def show_heatmaps(
             title=titles[i],
             xlabel=xlabel,
             ylabel=ylabel if i % ncols == 0 else "",
-            **{"vmin": 0.0, "vmax": 1.0, "cbar": i == n - 1, **kwargs},
+            **{"vmin": 0.0, "vmax": 1.0, "cbar": i == n - 1, "cbar_label": cbar_label, **kwargs},
         )
     if suptitle:
         fig.suptitle(suptitle)
