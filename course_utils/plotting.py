@@ -94,13 +94,13 @@ def show_heatmaps(
     **kwargs,
 ):
     """Several heatmaps side by side with shared labels (like d2l's show_heatmaps). matrices (n, rows, cols).
-    The last panel carries the colour bar (one scale for all panels, 0..1 unless vmin/vmax say otherwise)."""
+    One colour bar for all panels (one scale, 0..1 unless vmin/vmax say otherwise); panels stay the same size."""
     matrices = [_np(m) for m in matrices]
     n = len(matrices)
     ncols = ncols or n
     nrows = -(-n // ncols)
     w, h = 0.6 * len(col_labels) + 2.2, 0.45 * len(row_labels) + 1.6
-    fig, axes = plt.subplots(nrows, ncols, figsize=(w * ncols, h * nrows), squeeze=False)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(w * ncols + 0.6, h * nrows), squeeze=False, layout="constrained")
     for i, ax in enumerate(axes.flat):
         if i >= n:
             ax.axis("off")
@@ -113,11 +113,13 @@ def show_heatmaps(
             title=titles[i],
             xlabel=xlabel,
             ylabel=ylabel if i % ncols == 0 else "",
-            **{"vmin": 0.0, "vmax": 1.0, "cbar": i == n - 1, "cbar_label": cbar_label, **kwargs},
+            **{"vmin": 0.0, "vmax": 1.0, **kwargs, "cbar": False},
         )
+    if kwargs.get("cbar", True):  # one colour bar for the row, taking space from every panel alike: equal panels
+        used = [ax for ax in axes.flat if ax.images]
+        fig.colorbar(used[-1].images[0], ax=used, fraction=0.046 / len(used) ** 0.5, pad=0.02, label=cbar_label)
     if suptitle:
         fig.suptitle(suptitle)
-    fig.set_layout_engine("tight")  # laid out when drawn: once per PNG in a widget
     return fig
 
 
