@@ -34,7 +34,8 @@ PLACES = {
     "decoder self": ("decoder", "self"),
     "decoder cross": ("decoder", "cross"),
 }
-KIND_COLOURS = dict(zip(KINDS, ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown")))
+# Okabe-Ito colours (colour-blind safe: no red/green pair); x1 purple-ish and out red-ish as in probing.KIND_COLOURS
+KIND_COLOURS = dict(zip(KINDS, ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9")))
 SENTENCE_MARKERS = ("o", "^", "s", "D", "v", "P")
 
 
