@@ -157,6 +157,47 @@ def anti_diagonal(M) -> np.ndarray:
     return M[np.arange(len(M)), len(M) - 1 - np.arange(len(M))]
 
 
+def counterpart_stats(trace_a, trace_b, key: str, by: str = "word", head=None) -> dict:
+    """How alike each vector of `trace_a` is to its counterpart in `trace_b` at one trace key.
+
+    by="word": the counterpart is the same word wherever it sits (the anti-diagonal of a cosine table when b is
+    a reversed); by="position": the row at the same position (the diagonal; e.g. decoder rows when both traces
+    read the same German). Returns
+      max|Δ|       the largest absolute difference between counterparts (0, up to float noise: "the same");
+      min cos      the smallest cosine between counterparts (1 = the same direction);
+      own nearest  True if every row is nearer (by cosine) to its counterpart than to any other row of b;
+                   for attention weights: every query's strongest key is the same word in both.
+    """
+    if by not in ("word", "position"):
+        raise ValueError(f"by must be 'word' or 'position'; got {by!r}")
+    if by == "word":
+        A, B = aligned(trace_a, trace_b, key, head)
+    else:
+        if trace_a.tokens(key) != trace_b.tokens(key):
+            raise ValueError(f"{key}: the rows hold different tokens; compare by='word'")
+        A, B = _vectors(trace_a, key, head), _vectors(trace_b, key, head)
+    if key.endswith((".weights", ".scores")):
+        nearest = bool((A.argmax(-1) == B.argmax(-1)).all())
+    else:
+        C = analysis.cosine_matrix(A, B)
+        nearest = bool((np.diag(C) >= C.max(1) - 1e-12).all())
+    return {
+        "max|Δ|": float(np.abs(A - B).max()),
+        "min cos": float(_rowwise_cos(A, B).min()),
+        "own nearest": nearest,
+    }
+
+
+def seed_counterparts(pairs_by_seed: dict, keys, by: str = "word", head=None) -> pd.DataFrame:
+    """`counterpart_stats` for every seed and key: {seed: (trace_a, trace_b)} -> rows (key, seed)."""
+    rows = [
+        {"key": key, "seed": seed, **counterpart_stats(a, b, key, by, head)}
+        for key in keys
+        for seed, (a, b) in pairs_by_seed.items()
+    ]
+    return pd.DataFrame(rows).set_index(["key", "seed"])
+
+
 def word_order_traces(model, a: str = WORD_ORDER[0], b: str = WORD_ORDER[1], target: str | None = WORD_ORDER_TARGET):
     """(trace of a, trace of b) through `model` (e.g. `load_standard_model(pe).model`), the decoder reading
     `target` for both so that the decoders' rows compare position by position."""
@@ -470,3 +511,10 @@ def five_sentences(epoch: int = 30) -> list:
     """Traces of the "five_sentences" probe set from the shipped learned-PE model's snapshot at `epoch`."""
     course = load_standard_model("learned")
     return [course.snapshots[epoch][s] for s in load_probes("five_sentences")]
+
+
+def five_sentence_traces(model) -> list:
+    """Trace the "five_sentences" probe set through `model` as the snapshots do: the decoder reads the German
+    reference, or the model's own translation where there is none (the misleading sentence). For seed 0 this
+    equals `five_sentences()`; seeds 1-4 of "learned" ship no snapshot of these sentences."""
+    return [run_with_trace(model, s, target=ref) for s, ref in load_probes("five_sentences").items()]

@@ -1,10 +1,13 @@
 """Notebook 07's checkers accept the worked solutions and reject typical wrong answers."""
 
+import itertools
+
 import pytest
 
 from course_utils import probing
 from course_utils.exercises import nb07
-from course_utils.training import load_standard_model
+from course_utils.model import translate
+from course_utils.training import SEEDS, load_standard_model
 
 
 def test_permutation_accepts_worked_solution_and_rejects_wrong_orders(capsys):
@@ -37,15 +40,23 @@ def test_symmetry_accepts_worked_solution_and_rejects_the_blogs_answer():
 
 
 def test_distinct_accepts_worked_solution_and_rejects_wrong_counts():
-    models = {pe: load_standard_model(pe).model for pe in ("learned", "sinusoidal", "none")}
-    worked = {pe: len(probing.distinct_translations(models[pe], "i can eat apple book")) for pe in models}
-    assert worked["none"] == 1  # a bag of words: one translation for every order
+    assert nb07.SEEDS == SEEDS
+    worked = {}  # the worked solution: a set of translations per seed
+    for s in SEEDS:
+        model = load_standard_model("learned", s).model
+        outs = {" ".join(translate(model, list(p))) for p in itertools.permutations(nb07.FIVE_WORDS.split())}
+        worked[s] = len(outs)
+    assert worked == {
+        s: len(probing.distinct_translations(load_standard_model("learned", s).model, nb07.FIVE_WORDS)) for s in SEEDS
+    }
+    assert 1 in worked.values() and max(worked.values()) > 1  # some seeds ignore order here, some do not
     assert nb07.check_distinct(worked)
-    assert not nb07.check_distinct({pe: 1 for pe in worked})  # "no model uses order"
-    assert not nb07.check_distinct({**worked, "sinusoidal": worked["sinusoidal"] + 1})
-    assert not nb07.check_distinct({"learned": 120, "sinusoidal": 120, "none": 120})
-    assert not nb07.check_distinct({"learned": None, "sinusoidal": None, "none": None})
-    assert not nb07.check_distinct({"learned": True, "sinusoidal": 2, "none": 1})
+    assert not nb07.check_distinct({s: 1 for s in SEEDS})  # "no model uses order"
+    assert not nb07.check_distinct({s: 120 for s in SEEDS})  # every ordering its own translation
+    assert not nb07.check_distinct({**worked, 0: worked[0] + 1})
+    assert not nb07.check_distinct({s: None for s in SEEDS})
+    assert not nb07.check_distinct({**worked, 1: True})
+    assert not nb07.check_distinct({"learned": 1, "sinusoidal": 2, "none": 1})  # the old three-model answer
 
 
 @pytest.mark.parametrize("answer", [{}, None, "24"])

@@ -235,3 +235,66 @@ def test_five_projection_and_plot():
     with pytest.raises(IndexError):
         probing.plot_five(traces, kinds=("q",), head=5)
     plt.close("all")
+
+
+# ---- counterparts across word orders, and the five sentences from weights ----
+
+
+def test_counterpart_stats_without_position_is_exact(pairs):
+    a, b = pairs["none"]
+    for key in ("encoder.0.self.k", "encoder.1.layer_out", "encoder.0.self.weights", "decoder.1.cross.weights"):
+        stats = probing.counterpart_stats(a, b, key)  # by word: the same vectors, moved
+        assert stats["max|Δ|"] < probing.TOLERANCE and stats["min cos"] > 1 - 1e-6 and stats["own nearest"]
+    stats = probing.counterpart_stats(a, b, "decoder.1.layer_out", by="position")  # the decoder: invariant
+    assert stats["max|Δ|"] < probing.TOLERANCE
+
+
+def test_counterpart_stats_with_position(pairs):
+    a, b = pairs["learned"]
+    enc = probing.counterpart_stats(a, b, "encoder.0.self.q")
+    assert enc["max|Δ|"] > 0.1 and 0.9 < enc["min cos"] < 1
+    assert probing.counterpart_stats(a, b, "decoder.0.self.q", by="position")["max|Δ|"] < probing.TOLERANCE
+    assert probing.counterpart_stats(a, b, "decoder.1.self.q", by="position")["max|Δ|"] > 0.05
+    with pytest.raises(ValueError, match="different tokens"):
+        probing.counterpart_stats(a, b, "encoder.0.self.q", by="position")  # English rows in another order
+    with pytest.raises(ValueError, match="by must be"):
+        probing.counterpart_stats(a, b, "encoder.0.self.q", by="step")
+
+
+def test_own_nearest_detects_a_swap():
+    """own nearest is False as soon as one row is nearer another row of b than its counterpart."""
+
+    class FakeTrace:
+        def __init__(self, X):
+            self.X = torch.tensor(X, dtype=torch.float64)
+
+        def keys(self):
+            return ["encoder.0.self.q"]
+
+        def tokens(self, key):
+            return ["a", "b"]
+
+        def vectors(self, key, head=None):
+            return self.X
+
+    same = probing.counterpart_stats(
+        FakeTrace([[1.0, 0.0], [0.0, 1.0]]), FakeTrace([[1.0, 0.1], [0.1, 1.0]]), "encoder.0.self.q"
+    )
+    swapped = probing.counterpart_stats(
+        FakeTrace([[1.0, 0.0], [0.0, 1.0]]), FakeTrace([[0.1, 1.0], [1.0, 0.1]]), "encoder.0.self.q"
+    )
+    assert same["own nearest"] and not swapped["own nearest"]
+
+
+def test_seed_counterparts_table(pairs):
+    table = probing.seed_counterparts({0: pairs["learned"], 1: pairs["none"]}, ["encoder.0.self.k", "encoder.0.self.v"])
+    assert list(table.index.names) == ["key", "seed"] and len(table) == 4
+    assert list(table.columns) == ["max|Δ|", "min cos", "own nearest"]
+    assert (table.xs(1, level="seed")["max|Δ|"] < probing.TOLERANCE).all()
+
+
+def test_five_sentence_traces_match_the_snapshot(models):
+    traced, snap = probing.five_sentence_traces(models["learned"]), probing.five_sentences()
+    assert [t.tgt_tokens for t in traced] == [t.tgt_tokens for t in snap]
+    for x, y in zip(traced, snap):
+        assert torch.equal(x["decoder.1.layer_out"], y["decoder.1.layer_out"])
