@@ -67,3 +67,23 @@ def test_ledger_row_points_at_an_asserted_cell(claim):
             assert any(
                 c["cell_type"] == "code" and re.search(r"^\s*assert\b", "".join(c["source"]), re.M) for c in following
             ), f"{claim}: no assert under {heading!r} in {name}"
+
+
+# Claims whose verdict rests on a trained model: their ledger rows say on how many of the shipped seeds it holds.
+TRAINED_MODEL_CLAIMS = {"B5", "B6", "B8", "B9", "B10", "F1", "F3", "F4", "F5", "F7"}
+
+
+def test_ledger_has_a_seeds_column_with_k_of_n_for_trained_model_claims():
+    from course_utils.training import SEEDS
+
+    header = next(line for line in README.split("## Claims ledger", 1)[1].splitlines() if line.startswith("| ID"))
+    columns = [c.strip() for c in header.strip().strip("|").split("|")]
+    assert columns[-2] == "seeds", columns
+    for claim, lines in ledger_rows().items():
+        for line in lines:
+            seeds = [c.strip() for c in line.strip().strip("|").split("|")][-2]
+            if claim in TRAINED_MODEL_CLAIMS:
+                m = re.fullmatch(r"(\d)/(\d)(?: .*)?", seeds)
+                assert m and int(m[2]) == len(SEEDS) and int(m[1]) <= len(SEEDS), f"{claim}: seeds cell {seeds!r}"
+            else:
+                assert seeds in ("–", "-") or re.fullmatch(r"\d/\d.*", seeds), f"{claim}: seeds cell {seeds!r}"
