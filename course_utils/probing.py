@@ -23,9 +23,11 @@ import itertools
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.text import Text
 
 from . import analysis, plotting
 from .analysis import StyledTable
+from .clustering import KIND_COLOURS, SENTENCE_MARKERS  # one colour per kind (and marker per sentence) in the course
 from .data import load_probes
 from .tracing import run_with_trace
 from .training import load_standard_model
@@ -34,7 +36,6 @@ WORD_ORDER = ("we can eat apple", "apple eat can we")  # the "word_order" probe 
 WORD_ORDER_TARGET = "wir können einen apfel essen"  # one German decoder input for both: decoders comparable
 VECTOR_KINDS = ("q", "k", "v", "x1", "out", "layer_out")
 PLACES = ("encoder self", "decoder self", "decoder cross")
-KIND_COLOURS = dict(zip(VECTOR_KINDS, ("tab:blue", "tab:orange", "tab:green", "tab:purple", "tab:red", "tab:brown")))
 TOLERANCE = 1e-5  # float32 noise: differences below this count as "equal"
 
 
@@ -383,30 +384,6 @@ def five_projection(
     return analysis.fit_projection(X, method=method), meta
 
 
-def merged_labels(points, words, numbers, kinds, tol: float = 1e-3) -> list[str]:
-    """One label per group of coinciding points of the same word and kind ("eat 1-5"); "" for the rest."""
-    points = np.asarray(points)
-    scale = max(float(np.ptp(points, axis=0).max()), 1e-12)
-    labels, done = [], set()
-    for i in range(len(points)):
-        if i in done:
-            labels.append("")
-            continue
-        same = [
-            j
-            for j in range(i, len(points))
-            if j not in done
-            and words[j] == words[i]
-            and kinds[j] == kinds[i]
-            and np.abs(points[j] - points[i]).max() <= tol * scale
-        ]
-        done.update(same)
-        nums = sorted(numbers[j] for j in same)
-        run = len(nums) > 2 and nums == list(range(nums[0], nums[-1] + 1))
-        labels.append(f"{words[i]} " + (f"{nums[0]}-{nums[-1]}" if run else ",".join(map(str, nums))))
-    return labels
-
-
 def shared_mask(meta: pd.DataFrame) -> np.ndarray:
     """True for the rows of a `five_projection` meta whose word sits at the same position in every sentence
     (per place and kind: cross-attention keys and values are English rows, its queries German ones)."""
@@ -416,25 +393,47 @@ def shared_mask(meta: pd.DataFrame) -> np.ndarray:
 
 
 LABEL_FONTSIZE = 9  # points at the saved size: the figure is drawn at its real size (no shrinking in a notebook)
-LABEL_MERGE = 0.02  # points of one word and kind closer than 2 % of the picture share one label ("i 1-5")
-_OFFSETS = [(4, 3), (4, -12), (-6, 3), (-6, -12), (4, 12), (-6, 12), (4, -21), (-6, -21)]  # points; <0 x: right-aligned
+_OFFSETS = [(5, 4), (5, -13), (-7, 4), (-7, -13), (5, 14), (-7, 14), (5, -23), (-7, -23), (14, -4), (-16, -4)]
+_OFFSETS += [(dx, dy) for dy in (24, -33) for dx in (5, -7)]  # points from the anchor; <0 x: right-aligned
 
 
-def _avoid_overlaps(fig, texts) -> None:
-    """Move each label to the first of a few offsets around its marker where it overlaps no earlier label."""
+def _avoid_overlaps(fig, texts, points=(), ax=None) -> None:
+    """Move each label to the first of a few offsets around its anchor where it overlaps no earlier label, no
+    marker (`points`, data coordinates) and stays inside `ax`; failing that, inside `ax` free of labels; failing
+    that, the first place free of labels."""
     renderer = fig.canvas.get_renderer()
+    r = 4.5 * fig.dpi / 72  # a marker's radius in pixels
+    dots = (
+        ax.transData.transform(np.asarray(points, dtype=float).reshape(-1, 2)) if ax is not None else np.empty((0, 2))
+    )
+    frame = ax.get_window_extent(renderer) if ax is not None else None
     placed = []
+
+    def _box(t, dx, dy):
+        t.set_position((dx, dy))
+        t.set_horizontalalignment("left" if dx > 0 else "right")
+        return Text.get_window_extent(t, renderer).expanded(1.02, 1.05)  # the text alone, not its leader line
+
+    def _clear(box, level):  # level 2: free of labels and markers, inside; 1: free of labels, inside; 0: labels
+        if any(box.overlaps(b) for b in placed):
+            return False
+        inside = frame is None or (
+            frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1
+        )
+        hit = (
+            (dots[:, 0] > box.x0 - r)
+            & (dots[:, 0] < box.x1 + r)
+            & (dots[:, 1] > box.y0 - r)
+            & (dots[:, 1] < box.y1 + r)
+        ).any()
+        return level == 0 or (inside and (level == 1 or not hit))
+
     for t in texts:
-        for dx, dy in _OFFSETS:
-            t.set_position((dx, dy))
-            t.set_horizontalalignment("left" if dx > 0 else "right")
-            box = t.get_window_extent(renderer).expanded(1.02, 1.05)
-            if not any(box.overlaps(b) for b in placed):
+        for level in (2, 1, 0):
+            spot = next((off for off in _OFFSETS if _clear(_box(t, *off), level)), None)
+            if spot is not None:
                 break
-        else:  # nowhere free: keep the default place
-            t.set_position(_OFFSETS[0])
-            t.set_horizontalalignment("left")
-            box = t.get_window_extent(renderer)
+        box = _box(t, *(spot or _OFFSETS[0]))  # nowhere free: keep the default place
         placed.append(box)
 
 
@@ -446,64 +445,101 @@ def plot_five(
     head="all",
     method: str = "pca",
     unit: bool = True,
+    label: str = "",
 ):
-    """Scatter of the five sentences' vectors (colour = kind), labelled for the words all five share.
+    """Small multiples of the five sentences' vectors: one panel per place (row) and kind (column), all in ONE
+    shared projection and on the same axes, so that panels compare directly.
 
-    `place` may be one place or a list of places: one panel each, stacked, all in one shared projection.
-    Only the words that sit at the same position in all five sentences (`shared_mask`) are drawn solid and
-    labelled, with word + sentence number(s); points of the same word and kind that fall on one spot share
-    one label, e.g. "eat 1-5". All other tokens are drawn faint and unlabelled.
+    `place` may be one place or a list of places. In a kind's panel the words that sit at the same position in
+    all five sentences (`shared_mask`) are drawn solid in the kind's colour, with one marker shape per sentence
+    and one label per word; where a word's five markers fall on one spot its vectors hardly move. Other tokens
+    of that kind are faint dots; the other kinds are light grey dots behind, for orientation. `label` (e.g.
+    "seed 0") starts the title.
     """
     places = [place] if isinstance(place, str) else list(place)
     P, meta = five_projection(traces, places, layer, kinds, head, method, unit)
     shared = shared_mask(meta)
-    fig, axes = plt.subplots(len(places), 1, figsize=(8.0, 5.0 * len(places) + 0.6), squeeze=False)
+    kinds = list(dict.fromkeys(kinds))
+    ncols = len(kinds) if len(kinds) <= 4 else 3
+    per_place = -(-len(kinds) // ncols)
+    nrows = per_place * len(places)
+    fig, axes = plt.subplots(
+        nrows, ncols, figsize=(2.9 * ncols + 0.3, 2.75 * nrows + 1.3), squeeze=False, sharex=True, sharey=True
+    )
     lo, hi = P.min(0), P.max(0)
     pad = 0.08 * (hi - lo)
     axis = ("PCA" if method == "pca" else "t-SNE") + (" of unit vectors" if unit else "")
     head_txt = "all heads" if head in (None, "all") else f"head {head}"
+    markers = dict(zip(range(1, 6), SENTENCE_MARKERS))
+    kind_arr, word_arr, no_arr = meta["kind"].to_numpy(), meta["word"].to_numpy(), meta["sentence_no"].to_numpy()
+    place_arr = meta["place"].to_numpy()
     panel_texts = []
-    for ax, pl in zip(axes[:, 0], places):
-        m = (meta["place"] == pl).to_numpy()
-        Pm, sm, kinds_here = P[m], shared[m], meta["kind"][m].to_numpy()
-        labels = merged_labels(
-            Pm[sm],
-            meta["word"][m][sm].tolist(),
-            meta["sentence_no"][m][sm].tolist(),
-            kinds_here[sm].tolist(),
-            tol=LABEL_MERGE,
-        )
-        for kind in dict.fromkeys(kinds_here):  # one fixed colour per kind in every figure
-            idx = kinds_here == kind
-            ax.scatter(*Pm[idx & ~sm].T, color=KIND_COLOURS[kind], s=14, alpha=0.2, linewidths=0)
-            ax.scatter(*Pm[idx & sm].T, color=KIND_COLOURS[kind], label=kind, s=30, edgecolors="white", linewidths=0.5)
-        texts = [
-            ax.annotate(
-                lab, xy, xytext=(4, 3), textcoords="offset points", fontsize=LABEL_FONTSIZE, color=KIND_COLOURS[kind]
-            )  # offset: the marker must not hide the first letter
-            for xy, lab, kind in zip(Pm[sm], labels, kinds_here[sm])
-            if lab
-        ]
-        panel_texts.append(texts)
-        ax.scatter([], [], color="grey", s=14, alpha=0.3, linewidths=0, label="faint: other words\n(not shared)")
-        ax.set_title(f"{pl} attention, layer {layer} ({head_txt})", fontsize=11)
-        ax.set(
-            xlabel=f"{axis} 1",
-            ylabel=f"{axis} 2",
-            xlim=(lo[0] - pad[0], hi[0] + pad[0]),
-            ylim=(lo[1] - pad[1], hi[1] + pad[1]),
-        )
-        # a fixed place: loc="best" would search over every label at each draw
-        ax.legend(title="kind", fontsize=9, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    for p_i, pl in enumerate(places):
+        for k_i, kind in enumerate(kinds):
+            ax = axes[p_i * per_place + k_i // ncols, k_i % ncols]
+            here = place_arr == pl
+            this = here & (kind_arr == kind)
+            ax.scatter(*P[here & (kind_arr != kind)].T, color="0.8", s=8, linewidths=0, zorder=1)
+            ax.scatter(*P[this & ~shared].T, color=KIND_COLOURS[kind], s=12, alpha=0.3, linewidths=0, zorder=2)
+            for no, marker in markers.items():
+                idx = this & shared & (no_arr == no)
+                ax.scatter(
+                    *P[idx].T,
+                    color=KIND_COLOURS[kind],
+                    marker=marker,
+                    s=34,
+                    edgecolors="black",
+                    linewidths=0.4,
+                    alpha=0.85,
+                    zorder=3,
+                )
+            texts = []
+            for word in dict.fromkeys(word_arr[this & shared]):  # one label per shared word: at its central point
+                pts = P[this & shared & (word_arr == word)]
+                xy = pts[np.linalg.norm(pts - pts.mean(0), axis=1).argmin()]
+                texts.append(
+                    ax.annotate(
+                        word,
+                        xy,
+                        xytext=_OFFSETS[0],
+                        textcoords="offset points",
+                        fontsize=LABEL_FONTSIZE,
+                        zorder=4,
+                        va="center",
+                        arrowprops={"arrowstyle": "-", "color": "0.4", "lw": 0.5, "shrinkA": 1, "shrinkB": 3},
+                    )
+                )
+            panel_texts.append((ax, texts, P[this & shared]))
+            ax.set_title(f"{pl}, layer {layer}: {kind}", fontsize=10, color=KIND_COLOURS[kind])
+            ax.set(xlim=(lo[0] - pad[0], hi[0] + pad[0]), ylim=(lo[1] - pad[1], hi[1] + pad[1]))
+            ax.tick_params(labelsize=8)
+        for ax in axes[p_i * per_place : (p_i + 1) * per_place].ravel()[len(kinds) :]:
+            ax.set_visible(False)  # an unused panel in the last row of this place
+    for ax in axes[-1]:
+        ax.set_xlabel(f"{axis} 1", fontsize=9)
+    for ax in axes[:, 0]:
+        ax.set_ylabel(f"{axis} 2", fontsize=9)
     names = list(dict.fromkeys(meta["sentence"]))
+    handles = [
+        plt.Line2D([], [], color="0.35", marker=markers[i + 1], linestyle="", label=f"{i + 1} = {s}")
+        for i, s in enumerate(names)
+    ]
+    handles += [
+        plt.Line2D([], [], color="0.6", marker="o", markersize=4, alpha=0.5, linestyle="", label="faint: other words"),
+        plt.Line2D([], [], color="0.8", marker="o", markersize=4, linestyle="", label="grey: the other kinds"),
+    ]
+    fig.legend(handles=handles, fontsize=8, loc="lower center", ncols=4, frameon=False)
     fig.suptitle(
-        "one shared projection; labels: words shared by all five sentences + sentence number(s)\n"
-        + "; ".join(f"{i + 1} = {s}" for i, s in enumerate(names)),
-        fontsize=9,
+        (f"{label}: " if label else "")
+        + f"The five sentences in one shared projection ({head_txt}); colour = kind, marker = sentence;\n"
+        "solid and labelled: the words that sit at the same position in all five",
+        fontsize=10,
     )
-    fig.set_layout_engine("tight")  # laid out when drawn: once per PNG in a widget
-    for texts in panel_texts:  # after the layout: overlaps are measured on the final page
-        _avoid_overlaps(fig, texts)
+    fig.set_layout_engine("tight", rect=(0, 0.5 / fig.get_figheight(), 1, 1))  # room for the legend below
+    fig.canvas.draw()  # lay out once: overlaps are measured on the final page
+    for ax, texts, points in panel_texts:
+        _avoid_overlaps(fig, texts, points, ax)
+    fig.set_layout_engine("none")  # keep that page: a second layout would move the panels under the labels
     return fig
 
 

@@ -9,8 +9,9 @@ import torch
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.text import Text  # noqa: E402
 
-from course_utils import probing  # noqa: E402
+from course_utils import clustering, probing  # noqa: E402
 from course_utils.data import load_probes  # noqa: E402
 from course_utils.model import ModelConfig, build_model  # noqa: E402
 from course_utils.tracing import run_with_trace  # noqa: E402
@@ -197,14 +198,6 @@ def test_word_spread_needs_shared_words(pairs):
         probing.word_spread([a, b], "encoder.0.self.q")
 
 
-def test_merged_labels():
-    P = np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 1.0], [0.0, 0.0], [0.0, 0.0]])
-    labels = probing.merged_labels(P, ["eat", "eat", "eat", "can", "eat"], [1, 2, 3, 1, 4], ["q"] * 5)
-    assert labels == ["eat 1,2,4", "", "eat 3", "can 1", ""]
-    labels = probing.merged_labels(P[:2], ["i", "i"], [1, 2], ["q", "k"])
-    assert labels == ["i 1", "i 2"]
-
-
 def test_five_projection_and_plot():
     traces = probing.five_sentences()
     P, meta = probing.five_projection(traces, ["encoder self", "decoder cross"], 1, ("q", "out"))
@@ -215,16 +208,24 @@ def test_five_projection_and_plot():
     assert set(meta.word[shared & (meta.place == "encoder self")]) == {"i", "can", "eat"}
     assert not shared[meta.word.isin(["apple", "book", "einen"]).to_numpy()].any()
     fig = probing.plot_five(traces, place=["encoder self", "decoder self"], layer=1, kinds=("q", "x1"), head=0)
-    assert len(fig.axes) == 2
+    assert len(fig.axes) == 4  # small multiples: one panel per place and kind
     plt.close("all")
     fig = probing.plot_five(traces, place=["encoder self", "decoder cross"], layer=0)
+    assert [ax.get_title() for ax in fig.axes][:4] == [f"encoder self, layer 0: {k}" for k in ("q", "k", "v", "out")]
     labels = [t for ax in fig.axes for t in ax.texts]
-    assert labels and {t.get_text().split()[0] for t in labels} <= {"i", "can", "eat", "<bos>", "ich", "kann"}
+    words = {"i", "can", "eat", "<bos>", "ich", "kann"}
+    for ax in fig.axes:  # one label per shared word in every panel
+        assert sorted(t.get_text() for t in ax.texts) in (["can", "eat", "i"], ["<bos>", "ich", "kann"])
+    assert {t.get_text() for t in labels} == words
     assert all(t.get_fontsize() >= 8 and t.get_position() != (0, 0) for t in labels)  # readable, off the marker
     renderer = fig.canvas.get_renderer()
-    for ax in fig.axes:  # no two labels of one panel overlap
-        boxes = [t.get_window_extent(renderer) for t in ax.texts]
+    for ax in fig.axes:  # no two labels of one panel overlap (text boxes, without their leader lines)
+        boxes = [Text.get_window_extent(t, renderer) for t in ax.texts]
         assert not any(b1.overlaps(b2) for k, b1 in enumerate(boxes) for b2 in boxes[k + 1 :])
+    assert probing.KIND_COLOURS is clustering.KIND_COLOURS  # one colour per kind in the whole course
+    plt.close("all")
+    fig = probing.plot_five(traces, place="decoder self", layer=1, kinds=probing.VECTOR_KINDS)
+    assert sum(ax.get_visible() for ax in fig.axes) == 6  # six kinds: 2 rows of 3
     plt.close("all")
     with pytest.raises(ValueError, match="mix the heads"):
         probing.plot_five(traces, kinds=("q", "out"), head=1)
