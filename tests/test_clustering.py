@@ -8,11 +8,13 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 from matplotlib.figure import Figure
 
 from course_utils import clustering as C
+from course_utils.analysis import LabelledVectors
 from course_utils.training import load_standard_model
 
 
@@ -65,12 +67,59 @@ def test_word_vector_message(snaps):
         C.word_vector(snaps[30][C.PAIR[0]], "encoder.0.self.q", "apfel")
 
 
+def _silhouette_by_hand(X, labels):
+    """Mean silhouette (b − a) / max(a, b): a = mean distance to the other points of the own cluster,
+    b = the smallest mean distance to the points of another cluster."""
+    X, labels = np.asarray(X, dtype=np.float64), np.asarray(labels)
+    D = np.sqrt(((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+    s = []
+    for i in range(len(X)):
+        own = (labels == labels[i]) & (np.arange(len(X)) != i)
+        a = D[i, own].mean()
+        b = min(D[i, labels == other].mean() for other in set(labels) - {labels[i]})
+        s.append((b - a) / max(a, b))
+    return float(np.mean(s))
+
+
+def _centroid_accuracy_by_hand(X, labels):
+    labels = np.asarray(labels)
+    kinds = sorted(set(labels))
+    centroids = {k: X[labels == k].mean(0) for k in kinds}
+    nearest = [min(kinds, key=lambda k: np.linalg.norm(x - centroids[k])) for x in X]
+    return float(np.mean(np.array(nearest) == labels))
+
+
 def test_pairwise_spread_table_and_kind_separation(snaps):
     sp = C.pairwise_spread_table(snaps, list(C.PAIR), 30, layers=(0,), kinds=("q", "k"))
     assert list(sp.columns) == list(C.PLACES) and np.isnan(sp.loc[(0, "k"), "decoder cross"])
     sep = C.kind_separation(snaps, list(C.PAIR), "encoder.0.self", 30)
     assert set(sep) == {"silhouette", "silhouette_2d", "centroid_accuracy"}
-    assert -1 <= sep["silhouette"] <= 1 and 0 <= sep["centroid_accuracy"] <= 1
+    lv = C.collect_vectors(snaps, list(C.PAIR), "encoder.0.self", kinds=("q", "k", "v"), epochs=[30])
+    labels = lv.meta["kind"].to_numpy()
+    assert sep["silhouette"] == pytest.approx(_silhouette_by_hand(lv.X, labels), abs=1e-6)  # float32 vectors
+    assert sep["centroid_accuracy"] == pytest.approx(_centroid_accuracy_by_hand(lv.X, labels))
+
+
+def test_kind_separation_known_values(monkeypatch):
+    """Two kinds on a line, q at 0 and 2, k at 10 and 12: every point has a = 2 and b = 11 (the outer
+    points) or 9 (the inner ones), so the silhouette is (9/11 + 7/9) / 2 = 79/99; PCA to 2-D only rotates
+    the plane, so silhouette_2d is the same; every point is nearest its own centroid."""
+    X = np.array([[0.0, 0.0], [2.0, 0.0], [10.0, 0.0], [12.0, 0.0]])
+    meta = pd.DataFrame({"kind": ["q", "q", "k", "k"]})
+    monkeypatch.setattr(C, "collect_vectors", lambda *args, **kw: LabelledVectors(X, meta))
+    sep = C.kind_separation({}, [], "encoder.0.self", 30, kinds=("q", "k"))
+    assert sep["silhouette"] == pytest.approx(79 / 99)
+    assert sep["silhouette_2d"] == pytest.approx(79 / 99)
+    assert sep["centroid_accuracy"] == 1.0
+
+    # q at 0 and 10, k at 2 and 12 (the kinds interleaved):
+    X2 = np.array([[0.0, 0.0], [10.0, 0.0], [2.0, 0.0], [12.0, 0.0]])
+    monkeypatch.setattr(C, "collect_vectors", lambda *args, **kw: LabelledVectors(X2, meta))
+    sep = C.kind_separation({}, [], "encoder.0.self", 30, kinds=("q", "k"))
+    # point 0: a = 10, b = (2 + 12)/2 = 7 -> −3/10; point 10: a = 10, b = (8 + 2)/2 = 5 -> −5/10;
+    # point 2: a = 10, b = (2 + 8)/2 = 5 -> −5/10; point 12: a = 10, b = (12 + 2)/2 = 7 -> −3/10
+    assert sep["silhouette"] == pytest.approx(-0.4)
+    assert sep["centroid_accuracy"] == 0.5  # centroids 5 (q) and 7 (k): 0 and 2 -> q, 10 and 12 -> k
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,7 @@ the query bank, and the widget's plot function."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import matplotlib
@@ -127,10 +128,97 @@ def test_role_attention_rows_sum_to_one(shipped_batch):
         heads.role_attention(shipped_batch, "self", 0, 0)
 
 
-def test_head_difference_is_symmetric_and_bounded(shipped_batch):
+def _head_difference_by_hand(batch, place, layer):
+    """Independent reference: for every real query row of every pair, 0.5·Σ|w_h − w_g| for every head pair
+    h < g, pooled over all pairs' rows and averaged, then averaged over the head pairs."""
+    key = {"encoder self": "encoder.{}.self", "decoder self": "decoder.{}.self", "cross": "decoder.{}.cross"}
+    w = batch.weights[key[place].format(layer) + ".weights"].double().numpy()
+    n_heads = w.shape[1]
+    per_head_pair = []
+    for h in range(n_heads):
+        for g in range(h + 1, n_heads):
+            tvs = []
+            for b in range(w.shape[0]):
+                n_rows = int(batch.src_len[b]) if place == "encoder self" else int(batch.tgt_len[b])
+                first = 1 if place == "decoder self" else 0  # <bos> sees only itself: left out
+                for i in range(first, n_rows):
+                    tvs.append(0.5 * sum(abs(x - y) for x, y in zip(w[b, h, i], w[b, g, i])))
+            per_head_pair.append(sum(tvs) / len(tvs))
+    return sum(per_head_pair) / len(per_head_pair)
+
+
+def _toy_batch(encoder, decoder, cross, src_len=(3, 2), tgt_len=(2, 3)):
+    """A hand-made BatchTrace (layer 0 only) with the given (B, H, Tq, Tk) weights per place."""
+    as_t = lambda a: torch.tensor(np.asarray(a), dtype=torch.float32)  # noqa: E731
+    return heads.BatchTrace(
+        pairs=[None] * len(src_len),
+        weights={
+            "encoder.0.self.weights": as_t(encoder),
+            "decoder.0.self.weights": as_t(decoder),
+            "decoder.0.cross.weights": as_t(cross),
+        },
+        src_len=torch.tensor(src_len),
+        tgt_len=torch.tensor(tgt_len),
+        src_roles=[],
+        out_roles=[],
+    )
+
+
+def _one_hot_rows(n_heads, key_of_head, B=2, T=3):
+    """(B, H, T, T) weights: head h puts all its weight on key key_of_head[h] in every row."""
+    w = np.zeros((B, n_heads, T, T))
+    for h, k in enumerate(key_of_head):
+        w[:, h, :, k] = 1.0
+    return w
+
+
+def test_head_difference_matches_a_computation_by_hand_on_the_shipped_batch(shipped_batch):
     for place in heads.PLACES:
-        d = heads.head_difference(shipped_batch, place, 0)
-        assert 0.0 <= d <= 1.0
+        for layer in range(2):
+            want = _head_difference_by_hand(shipped_batch, place, layer)
+            assert heads.head_difference(shipped_batch, place, layer) == pytest.approx(want, abs=1e-9), (place, layer)
+            assert 0.0 < want < 1.0  # the trained heads differ, but never completely
+
+
+def test_head_difference_is_symmetric_in_the_heads(shipped_batch):
+    """Swapping the two heads in the weight tensors leaves every distance unchanged."""
+    swapped = dataclasses.replace(shipped_batch, weights={k: w.flip(1) for k, w in shipped_batch.weights.items()})
+    assert not torch.equal(swapped.weights["decoder.0.cross.weights"], shipped_batch.weights["decoder.0.cross.weights"])
+    for place in heads.PLACES:
+        for layer in range(2):
+            assert heads.head_difference(swapped, place, layer) == pytest.approx(
+                heads.head_difference(shipped_batch, place, layer), abs=1e-12
+            )
+
+
+def test_head_difference_known_values_on_a_toy_batch():
+    rng = np.random.default_rng(0)
+    same = rng.random((2, 1, 3, 3))
+    same = np.repeat(same / same.sum(-1, keepdims=True), 2, axis=1)  # head 1 = head 0 ...
+    encoder, decoder = same.copy(), same.copy()  # ... except in padded query rows, which must be ignored:
+    encoder[1, 1, 2] = [0.0, 0.0, 1.0]  # pair 1 has 2 English words
+    decoder[0, 1, 2] = [0.0, 1.0, 0.0]  # pair 0 has 2 decoder positions
+    toy = _toy_batch(encoder, decoder, decoder)
+    assert not np.allclose(encoder[:, 0], encoder[:, 1]) and not np.allclose(decoder[:, 0], decoder[:, 1])
+    for place in heads.PLACES:
+        assert heads.head_difference(toy, place, 0) == pytest.approx(0.0, abs=1e-7), place
+
+    disjoint = _one_hot_rows(2, [0, 1])  # head 0 always on key 0, head 1 always on key 1
+    decoder = disjoint.copy()
+    decoder[:, :, 0] = [1.0, 0.0, 0.0]  # <bos> query: the same in both heads, and left out anyway
+    toy = _toy_batch(disjoint, decoder, disjoint)
+    for place in heads.PLACES:
+        assert heads.head_difference(toy, place, 0) == pytest.approx(1.0, abs=1e-7), place
+
+    half = _one_hot_rows(2, [0, 0])
+    half[:, 1, :, :2] = 0.5  # head 1: half on key 0, half on key 1 -> TV = 0.5 in every row
+    assert heads.head_difference(_toy_batch(half, half, half), "cross", 0) == pytest.approx(0.5, abs=1e-7)
+
+    three = _one_hot_rows(3, [0, 0, 2])  # pairs (0,1): 0, (0,2): 1, (1,2): 1 -> mean 2/3
+    assert heads.head_difference(_toy_batch(three, three, three), "encoder self", 0) == pytest.approx(2 / 3)
+    for toy in (_toy_batch(half, half, half), _toy_batch(three, three, three)):
+        for place in heads.PLACES:
+            assert heads.head_difference(toy, place, 0) == pytest.approx(_head_difference_by_hand(toy, place, 0))
 
 
 # ---------------------------------------------------------------- interventions

@@ -251,24 +251,6 @@ def test_with_positions_encoder_sees_word_order(case, kind):
     assert (out_perm - out[:, perm]).abs().max() > 1e-3
 
 
-def test_word_order_trained_models():
-    """The trained course model (learned positions) sees word order; a trained "none" model cannot."""
-    from course_utils.training import TrainConfig, train
-
-    src = torch.tensor([SRC_VOCAB.encode("we can eat apple".split())])
-    perm = torch.tensor([3, 2, 1, 0])  # "apple eat can we", the word_order probe
-    none = train(ModelConfig(pos_encoding="none"), TrainConfig(epochs=3, snapshot_epochs=()), probes={}, log=None).model
-    out, out_perm = _encode_both(none, src, perm)
-    torch.testing.assert_close(out_perm, out[:, perm], rtol=1e-5, atol=1e-5)
-    assert translate(none, "we can eat apple") == translate(none, "apple eat can we")
-
-
-def test_word_order_course_model(course):
-    src = torch.tensor([SRC_VOCAB.encode("we can eat apple".split())])
-    out, out_perm = _encode_both(course.model, src, torch.tensor([3, 2, 1, 0]))
-    assert (out_perm - out[:, [3, 2, 1, 0]]).abs().max() > 1e-3
-
-
 def test_xavier_init_is_the_blogs_and_torch_default_is_kept_by_name():
     """init="xavier": every weight with > 1 dimension is Xavier-uniform (embeddings included: |w| <= bound);
     init="torch_default": PyTorch's N(0, 1) embeddings (entries well beyond the Xavier bound)."""

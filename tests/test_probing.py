@@ -92,6 +92,33 @@ def test_shipped_models_word_order(pe, pairs):
     assert gaps["same position max|Δ|"].min() > 0.1  # never invariant
 
 
+def _encode_both(model, a: str, b: str):
+    """Encoder outputs of sentence a, reordered into b's word order (probing.word_permutation), and of b."""
+    vocab = model.src_vocab
+    perm = probing.word_permutation(a.split(), b.split())
+    with torch.no_grad():
+        out, _ = model.encode(torch.tensor([vocab.encode(a.split())]))
+        out_perm, _ = model.encode(torch.tensor([vocab.encode(b.split())]))
+    return out[:, perm], out_perm
+
+
+def test_word_order_trained_models():
+    """A freshly trained "none" model cannot see word order: the word_order probe's second sentence only
+    permutes the encoder output and translates the same (moved here from test_model.py)."""
+    from course_utils.model import translate
+    from course_utils.training import TrainConfig, train
+
+    none = train(ModelConfig(pos_encoding="none"), TrainConfig(epochs=3, snapshot_epochs=()), probes={}, log=None).model
+    torch.testing.assert_close(*_encode_both(none, *probing.WORD_ORDER), rtol=1e-5, atol=1e-5)
+    assert translate(none, probing.WORD_ORDER[0]) == translate(none, probing.WORD_ORDER[1])
+
+
+def test_word_order_course_model(course):
+    """The trained course model (learned positions) sees word order (moved here from test_model.py)."""
+    reordered, out_perm = _encode_both(course.model, *probing.WORD_ORDER)
+    assert (out_perm - reordered).abs().max() > 1e-3
+
+
 def test_word_order_traces_are_fresh_and_reproducible(models):
     first, again = probing.word_order_traces(models["none"]), probing.word_order_traces(models["none"])
     assert first[0] is not again[0]  # no cache: every call traces anew ...

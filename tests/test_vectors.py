@@ -29,7 +29,16 @@ from course_utils.vectors import (
 )
 
 
+def _dot_by_hand(a, b):
+    return sum(x * y for x, y in zip(a, b))
+
+
+def _cosine_by_hand(a, b):
+    return _dot_by_hand(a, b) / math.sqrt(_dot_by_hand(a, a) * _dot_by_hand(b, b))
+
+
 def test_blog_values_and_products():
+    # the source blog's three sentences and its two printed dot products (0.8·0.7 + 0.1·0.2, 0.8·0.2 + 0.1·0.8)
     assert SENTENCES_2D["eat apple"] == (0.8, 0.1)
     assert SENTENCES_2D["eat bread"] == (0.7, 0.2)
     assert SENTENCES_2D["read book"] == (0.2, 0.8)
@@ -37,26 +46,72 @@ def test_blog_values_and_products():
     assert math.isclose(dot(SENTENCES_2D["eat apple"], SENTENCES_2D["read book"]), 0.24)
 
 
-def test_matrices_match_pairwise_functions():
-    D, C = dot_matrix(SENTENCES_2D), cosine_matrix(SENTENCES_2D)
-    X, labels = as_matrix(SENTENCES_2D)
-    assert D.shape == C.shape == (6, 6) and labels == list(SENTENCES_2D)
-    for i, a in enumerate(X):
-        for j, b in enumerate(X):
-            assert math.isclose(D[i, j], dot(a, b))
-            assert math.isclose(C[i, j], cosine(a, b))
-    assert np.allclose(D, D.T) and np.allclose(np.diag(C), 1.0)
+@pytest.mark.parametrize("vectors", [SENTENCES_2D, SENTENCES_3D, WORDS_2D], ids=["2d", "3d", "words"])
+def test_dot_and_cosine_match_a_computation_by_hand(vectors):
+    for a in vectors.values():
+        for b in vectors.values():
+            assert math.isclose(dot(a, b), _dot_by_hand(a, b), rel_tol=1e-12)
+            assert math.isclose(cosine(a, b), _cosine_by_hand(a, b), rel_tol=1e-12)
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        a, b = rng.normal(size=5), rng.normal(size=5)
+        assert math.isclose(dot(a, b), _dot_by_hand(a, b), rel_tol=1e-9, abs_tol=1e-12)
+        assert math.isclose(cosine(a, b), _cosine_by_hand(a, b), rel_tol=1e-9, abs_tol=1e-12)
+
+
+@pytest.mark.parametrize("vectors", [SENTENCES_2D, SENTENCES_3D], ids=["2d", "3d"])
+def test_matrices_match_a_computation_by_hand(vectors):
+    D, C = dot_matrix(vectors), cosine_matrix(vectors)
+    X, labels = as_matrix(vectors)
+    n = len(vectors)
+    assert D.shape == C.shape == (n, n) and labels == list(vectors)
+    np.testing.assert_array_equal(X, np.array(list(vectors.values())))
+    for i, a in enumerate(vectors.values()):
+        for j, b in enumerate(vectors.values()):
+            assert math.isclose(D[i, j], _dot_by_hand(a, b), rel_tol=1e-12)
+            assert math.isclose(C[i, j], _cosine_by_hand(a, b), rel_tol=1e-12)
 
 
 def test_cosine_ignores_length_dot_does_not():
     a, b = np.array([0.3, 0.4]), np.array([0.6, 0.8])
     assert math.isclose(cosine(a, b), 1.0)
-    assert dot(a, b) > dot(a, a)
+    assert math.isclose(dot(a, b), 0.5) and math.isclose(dot(a, a), 0.25)  # 0.18 + 0.32; 0.09 + 0.16
     with pytest.raises(CourseInputError):
         cosine([0, 0], [1, 0])
 
 
+def _topic_check_by_hand(M, vectors):
+    """Independent reference for topic_check: the topic is the sentence's first word."""
+    names = list(vectors)
+    verb = [s.split(" ", 1)[0] for s in names]
+    pairs = [(i, j) for i in range(len(names)) for j in range(i + 1, len(names))]
+    same = [M[i, j] for i, j in pairs if verb[i] == verb[j]]
+    cross = {(i, j): M[i, j] for i, j in pairs if verb[i] != verb[j]}
+    per = {}
+    for i, s in enumerate(names):
+        best_same = max(M[i, j] for j in range(len(names)) if j != i and verb[j] == verb[i])
+        best_other = max(M[i, j] for j in range(len(names)) if verb[j] != verb[i])
+        per[s] = bool(best_same > best_other)
+    worst = max(cross, key=cross.get)
+    return {
+        "per_sentence": per,
+        "min_same": min(same),
+        "max_cross": cross[worst],
+        "global_ok": bool(min(same) > cross[worst]),
+        "worst_cross": (names[worst[0]], names[worst[1]]),
+    }
+
+
+def _assert_same_topic_check(got, want):
+    assert got["per_sentence"] == want["per_sentence"]
+    assert got["min_same"] == pytest.approx(want["min_same"]) and got["max_cross"] == pytest.approx(want["max_cross"])
+    assert got["global_ok"] == want["global_ok"] and got["worst_cross"] == want["worst_cross"]
+
+
 def test_topic_check_2d_and_3d():
+    for vectors in (SENTENCES_2D, SENTENCES_3D):
+        for M in (dot_matrix(vectors), cosine_matrix(vectors)):
+            _assert_same_topic_check(topic_check(M, vectors), _topic_check_by_hand(M, vectors))
     d2, c2 = topic_check(dot_matrix(SENTENCES_2D), SENTENCES_2D), topic_check(cosine_matrix(SENTENCES_2D), SENTENCES_2D)
     assert all(d2["per_sentence"].values()) and all(c2["per_sentence"].values())
     assert not d2["global_ok"] and d2["worst_cross"] == ("drink beer", "read newspaper")
@@ -66,15 +121,29 @@ def test_topic_check_2d_and_3d():
         assert r["global_ok"] and all(r["per_sentence"].values())
 
 
+def test_topic_check_on_random_matrices():
+    rng = np.random.default_rng(1)
+    for _ in range(30):
+        M = rng.normal(size=(len(SENTENCES_3D),) * 2)
+        M = M + M.T  # a symmetric similarity matrix
+        _assert_same_topic_check(topic_check(M, SENTENCES_3D), _topic_check_by_hand(M, SENTENCES_3D))
+
+
 def test_topic_check_detects_a_mixed_up_topic():
     swapped = dict(SENTENCES_2D, **{"eat apple": SENTENCES_2D["read newspaper"]})
     r = topic_check(dot_matrix(swapped), swapped)
     assert not r["per_sentence"]["eat apple"] and not r["global_ok"]
+    _assert_same_topic_check(r, _topic_check_by_hand(dot_matrix(swapped), swapped))
 
 
 def test_topic_and_words():
     assert topic("drink beer") == "drink"
-    assert set(WORDS_2D) == {"eat", "apple", "book"}
+    for vectors in (SENTENCES_2D, SENTENCES_3D):
+        assert {topic(s) for s in vectors} == {"eat", "drink", "read"}
+    # the closing question: "eat" leans to "apple" (cos by hand), far from "book"
+    eat, apple, book = WORDS_2D["eat"], WORDS_2D["apple"], WORDS_2D["book"]
+    assert cosine(eat, apple) == pytest.approx(_cosine_by_hand(eat, apple))
+    assert cosine(eat, book) == pytest.approx(_cosine_by_hand(eat, book)) and cosine(eat, book) < cosine(eat, apple)
 
 
 def test_plot_functions_return_labelled_figures():
