@@ -27,7 +27,8 @@ class HookPoint(nn.Module):
         super().__init__()
         self.name = name
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, *context) -> torch.Tensor:
+        """Identity on x. `context` (e.g. the attention mask next to the weights) is passed on to hooks only."""
         return x
 
     def extra_repr(self) -> str:
@@ -54,16 +55,14 @@ def _check_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> None:
 
 
 def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
-    """Softmax over the last dim where only mask==True positions count.
+    """Softmax over the last dim where only mask==True positions count: masked scores become -inf.
 
-    Masked positions get exactly 0. A row with no allowed position gets all zeros (never NaN),
-    and so does its gradient. Allowed positions stay > 0, as in exact arithmetic: float32 softmax
-    can underflow to 0.0, so weights are clamped to the smallest positive float (≈1e-38), which
-    changes no sum and no printed digit but keeps "weight > 0" equal to "may attend".
+    Masked positions get exactly 0. A row with no allowed position gets all zeros (never NaN).
+    (Which positions were allowed is recorded in a trace under "....mask", not read off the weights:
+    in float32 an allowed weight can underflow to 0.0.)
     """
-    tiny = torch.finfo(scores.dtype).tiny
     if mask is None:
-        return torch.softmax(scores, dim=-1).clamp_min(tiny)
+        return torch.softmax(scores, dim=-1)
     if mask.dtype != torch.bool:
         raise ShapeError(f"mask must be a bool tensor (True = may attend); got dtype {mask.dtype}")
     try:
@@ -73,9 +72,8 @@ def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None = None) -> to
             f"mask of shape {tuple(mask.shape)} does not broadcast to scores {tuple(scores.shape)} (..., Tq, Tk)"
         ) from None
     any_allowed = mask.any(dim=-1, keepdim=True)
-    scores = scores.masked_fill(~mask, float("-inf")).masked_fill(~any_allowed, 0.0)
-    weights = torch.where(mask, torch.softmax(scores, dim=-1).clamp_min(tiny), 0.0)
-    return weights * any_allowed
+    scores = scores.masked_fill(~mask, float("-inf")).masked_fill(~any_allowed, 0.0)  # all-masked row: no NaN
+    return torch.softmax(scores, dim=-1) * mask * any_allowed
 
 
 def scaled_dot_product_attention(q, k, v, mask=None, *, scale: float | None = None):
@@ -98,11 +96,13 @@ class MultiHeadAttention(nn.Module):
     size dh = d_model // n_heads; each head does scaled dot-product attention; the heads are
     concatenated and mixed by W_O.
 
-    Every intermediate passes a HookPoint (hook_q, hook_k, hook_v, hook_scores, hook_weights, hook_x1,
-    hook_concat, hook_out) so that `course_utils.tracing` can record or patch it.
+    Every intermediate passes a HookPoint so that `course_utils.tracing` can record or patch it: what
+    enters the three projections (hook_q_input, hook_k_input, hook_v_input, as TransformerLens names them),
+    hook_q, hook_k, hook_v, hook_scores, hook_mask (which keys each query may see, (B, Tq, Tk) bool),
+    hook_weights, hook_x1, hook_concat, hook_out.
     """
 
-    KINDS = ("q", "k", "v", "scores", "weights", "x1", "concat", "out")
+    KINDS = ("q_input", "k_input", "v_input", "q", "k", "v", "scores", "mask", "weights", "x1", "concat", "out")
 
     def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0):
         super().__init__()
@@ -150,11 +150,18 @@ class MultiHeadAttention(nn.Module):
             raise ShapeError(
                 f"key and value need the same (B, Tk) and query the same B: query {tuple(query.shape)}, key {tuple(key.shape)}, value {tuple(value.shape)}"
             )
+        query, key, value = self.hook_q_input(query), self.hook_k_input(key), self.hook_v_input(value)
         q = self.hook_q(self.split_heads(self.w_q(query)))  # (B, H, Tq, dh)
         k = self.hook_k(self.split_heads(self.w_k(key)))  # (B, H, Tk, dh)
         v = self.hook_v(self.split_heads(self.w_v(value)))  # (B, H, Tk, dh)
         scores = self.hook_scores(q @ k.transpose(-2, -1) / math.sqrt(self.d_head))  # (B, H, Tq, Tk)
-        weights = self.hook_weights(masked_softmax(scores, mask))  # (B, H, Tq, Tk), rows sum to 1
+        B, Tq, Tk = query.shape[0], query.shape[1], key.shape[1]
+        if mask is None:
+            allowed = torch.ones(B, Tq, Tk, dtype=torch.bool, device=query.device)
+        else:  # (B, Tq, Tk) True = may attend (the course's masks are the same for every head)
+            allowed = torch.broadcast_to(mask, (B, self.n_heads, Tq, Tk)).any(1)
+        allowed = self.hook_mask(allowed)  # recorded in a trace; the weights hook gets it too, for interventions
+        weights = self.hook_weights(masked_softmax(scores, mask), allowed)  # (B, H, Tq, Tk), rows sum to 1
         x1 = self.hook_x1(self.dropout(weights) @ v)  # (B, H, Tq, dh): the blog's X1 = attention · V
         concat = self.hook_concat(self.merge_heads(x1))  # (B, Tq, d_model): heads side by side
         out = self.hook_out(self.w_o(concat))  # (B, Tq, d_model): mixed by W_O (the blog's X4)

@@ -383,19 +383,11 @@ def _mha(model: Translator, prefix: str):
 
 @torch.no_grad()
 def query_inputs(model: Translator, sentence, prefix: str, target=None) -> tuple[list[str], torch.Tensor]:
-    """The vectors x that enter W^Q (the layer `w_q`) at `prefix` for one sentence: (tokens, (T, d_model))."""
-    mha = _mha(model, prefix)
-    seen = []
-
-    def keep_input(module, inputs, output):  # returns None: the output is left as it is
-        seen.append(inputs[0][0].detach().clone())
-
-    handle = mha.w_q.register_forward_hook(keep_input)
-    try:
-        trace = run_with_trace(model, sentence, target=target, names=[f"{prefix}.q"])
-    finally:
-        handle.remove()
-    return trace.query_tokens(f"{prefix}.q"), seen[-1]  # the last call is the traced, teacher-forced pass
+    """The vectors x that enter W^Q at `prefix` for one sentence (trace key f"{prefix}.q_input"): (tokens, (T, d_model))."""
+    _mha(model, prefix)  # a clear error for a bad prefix
+    key = f"{prefix}.q_input"
+    trace = run_with_trace(model, sentence, target=target, names=[key])
+    return trace.query_tokens(key), trace[key]
 
 
 def contributions(tokens: list[str], X: torch.Tensor, bank: torch.Tensor, k: int = 3) -> pd.DataFrame:

@@ -3,8 +3,11 @@
 Every intermediate tensor of the translator passes a `HookPoint` whose name is its trace key:
 
     {side}.embed                          token embedding + position       (T, d_model)
+    {side}.{layer}.{place}.q_input        what enters W^Q                  (Tq, d_model)
+    {side}.{layer}.{place}.k_input / v_input   what enters W^K / W^V       (Tk, d_model)
     {side}.{layer}.{place}.q / k / v      per head                         (H, T, dh)
     {side}.{layer}.{place}.scores         q·kᵀ/√dh                         (H, Tq, Tk)
+    {side}.{layer}.{place}.mask           True = the query may see the key (Tq, Tk)
     {side}.{layer}.{place}.weights        softmax(scores), rows sum to 1   (H, Tq, Tk)
     {side}.{layer}.{place}.x1             weights·v, per head              (H, Tq, dh)
     {side}.{layer}.{place}.concat         heads side by side               (Tq, d_model)
@@ -22,6 +25,7 @@ the English source tokens, not German ones.
 from __future__ import annotations
 
 import fnmatch
+import inspect
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -31,7 +35,7 @@ from .attention import HookPoint
 from .data import BOS, encode_source, encode_target, pad_batch, tokenize
 from .model import Translator, translate
 
-KEY_KINDS = ("k", "v")  # rows labelled by key tokens
+KEY_KINDS = ("k", "v", "k_input", "v_input")  # rows labelled by key tokens
 
 
 def hook_points(model) -> dict[str, HookPoint]:
@@ -85,11 +89,18 @@ def patch(model, patches: dict):
 
     with patch(model, {"decoder.*.cross.weights": uniform_attention}):
         translate(model, "we eat bread")
+
+    A function patched onto attention weights that takes a `mask` argument also gets the attention mask
+    ((B, Tq, Tk) bool, True = the query may see the key), as `uniform_attention` does.
     """
     handles = []
 
     def make_hook(fn, name):
+        wants_mask = "mask" in inspect.signature(fn).parameters
+
         def hook(module, inputs, output):
+            if wants_mask and len(inputs) > 1:
+                return fn(output, name, mask=inputs[1])
             return fn(output, name)
 
         return hook
@@ -104,16 +115,18 @@ def patch(model, patches: dict):
             h.remove()
 
 
-# ---- interventions for `patch` (weights are (B, H, Tq, Tk); allowed keys are those with weight > 0) ----
+# ---- interventions for `patch` (weights are (B, H, Tq, Tk); mask (B, Tq, Tk), True = may attend) ----
 
 
-def _allowed(w: torch.Tensor) -> torch.Tensor:
-    return w > 0
+def _allowed(w: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    """(B, 1, Tq, Tk) or w's shape: where a query may look. Without a mask (a function called by hand on
+    weights), positions with weight > 0 count as allowed."""
+    return w > 0 if mask is None else mask[:, None].expand_as(w)
 
 
-def uniform_attention(w: torch.Tensor, name: str = "") -> torch.Tensor:
+def uniform_attention(w: torch.Tensor, name: str = "", mask: torch.Tensor | None = None) -> torch.Tensor:
     """Every query spreads its attention evenly over the keys it may see."""
-    allowed = _allowed(w).float()
+    allowed = _allowed(w, mask).to(w.dtype)
     return allowed / allowed.sum(-1, keepdim=True).clamp_min(1)
 
 
@@ -124,10 +137,10 @@ def first_token_attention(w: torch.Tensor, name: str = "") -> torch.Tensor:
     return out
 
 
-def last_token_attention(w: torch.Tensor, name: str = "") -> torch.Tensor:
+def last_token_attention(w: torch.Tensor, name: str = "", mask: torch.Tensor | None = None) -> torch.Tensor:
     """Every query looks only at the last key it may see (the last word, or itself under a causal mask)."""
     idx = torch.arange(w.shape[-1], device=w.device)
-    last = torch.where(_allowed(w), idx, -1).amax(-1, keepdim=True).clamp_min(0)
+    last = torch.where(_allowed(w, mask), idx, -1).amax(-1, keepdim=True).clamp_min(0)
     return torch.zeros_like(w).scatter(-1, last, 1.0)
 
 

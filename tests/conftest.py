@@ -61,6 +61,10 @@ def documented_trace_shapes(cfg, Ts: int, Tt: int) -> dict[str, tuple[int, ...]]
                 p = f"{side}.{layer}.{place}"
                 shapes.update(
                     {
+                        f"{p}.q_input": (T, d),
+                        f"{p}.k_input": (Tk, d),
+                        f"{p}.v_input": (Tk, d),
+                        f"{p}.mask": (T, Tk),
                         f"{p}.q": (H, T, dh),
                         f"{p}.k": (H, Tk, dh),
                         f"{p}.v": (H, Tk, dh),

@@ -374,3 +374,66 @@ def test_run_with_trace_on_untrained_model_is_consistent():
     t = run_with_trace(model, "i drink water")
     assert t.tgt_tokens == [BOS] + t.translation
     assert t["decoder.0.self.q"].shape[1] == len(t.tgt_tokens)
+
+
+# ---------------------------------------------------------------- what enters attention, and the mask
+
+
+def test_inputs_of_attention_are_hooked(course, batch):
+    """q_input / k_input / v_input are what enters W^Q, W^K, W^V: the embedding for encoder layer 0, the
+    previous layer's output for layer 1, the encoder's output for the keys and values of cross-attention."""
+    src, tgt = batch
+    with torch.no_grad(), record(course.model) as c:
+        course.model(src, tgt)
+    torch.testing.assert_close(c["encoder.0.self.q_input"], c["encoder.embed"], rtol=0, atol=0)
+    torch.testing.assert_close(c["encoder.1.self.k_input"], c["encoder.0.layer_out"], rtol=0, atol=0)
+    torch.testing.assert_close(c["decoder.1.self.v_input"], c["decoder.0.layer_out"], rtol=0, atol=0)
+    for layer in (0, 1):
+        torch.testing.assert_close(c[f"decoder.{layer}.cross.k_input"], c["encoder.1.layer_out"], rtol=0, atol=0)
+    mha = course.model.decoder[0].cross_attn
+    q = mha.split_heads(mha.w_q(c["decoder.0.cross.q_input"]))
+    torch.testing.assert_close(q, c["decoder.0.cross.q"], rtol=1e-6, atol=1e-6)
+
+
+def test_mask_is_recorded_per_place(course, batch):
+    src, tgt = batch
+    with torch.no_grad(), record(course.model, "*.mask") as c:
+        course.model(src, tgt)
+    src_real, tgt_real = src != 0, tgt != 0
+    T = tgt.shape[1]
+    causal = torch.ones(T, T, dtype=torch.bool).tril()
+    for layer in (0, 1):
+        assert torch.equal(c[f"encoder.{layer}.self.mask"], src_real[:, None, :].expand(-1, src.shape[1], -1))
+        assert torch.equal(c[f"decoder.{layer}.cross.mask"], src_real[:, None, :].expand(-1, T, -1))
+        assert torch.equal(c[f"decoder.{layer}.self.mask"], causal[None] & tgt_real[:, None, :])
+
+
+def test_weight_interventions_get_the_mask_not_the_weights_sign():
+    """In float32 an allowed weight can underflow to exactly 0 (the saturated model's layer 0 does): uniform
+    attention must still spread over every allowed key, so it reads the recorded mask, not `weights > 0`."""
+    from course_utils.training import load_standard_model
+
+    model = load_standard_model("saturated").model
+    seen = {}
+
+    def spy(w, name, mask=None):
+        seen[name] = (w.clone(), mask.clone())
+        return uniform_attention(w, name, mask=mask)
+
+    with patch(model, {"encoder.0.self.weights": spy}), torch.no_grad():
+        translate(model, "we want to eat apple")
+    w, mask = seen["encoder.0.self.weights"]
+    assert mask.dtype == torch.bool and mask.all()  # one sentence, no padding: every key allowed
+    assert (w == 0).any(), "expected an underflowed weight in the saturated model's layer 0"
+    u = uniform_attention(w, mask=mask)
+    torch.testing.assert_close(u, torch.full_like(w, 1 / w.shape[-1]))
+    assert not torch.allclose(uniform_attention(w), u)  # reading `w > 0` instead would get it wrong
+
+
+def test_query_inputs_equal_the_q_input_hook(course):
+    from course_utils import heads
+
+    tokens, X = heads.query_inputs(course.model, "we eat bread", "encoder.0.self")
+    trace = run_with_trace(course.model, "we eat bread", names=["encoder.embed"])
+    assert tokens == ["we", "eat", "bread"]
+    torch.testing.assert_close(X, trace["encoder.embed"], rtol=0, atol=0)
