@@ -19,6 +19,7 @@ from .data import encode_source, tokenize
 from .errors import CourseInputError, UnknownWordError
 from .heads import decoder_row_labels
 from .plotting import fixed_layout, heatmap
+from .tracing import record
 
 # A toy vocabulary and an explicit W^Q in the forum's convention (x · W^Q): one row per word, d_k = 3.
 TOY_VOCAB = ["eat", "drink", "read", "apple"]
@@ -56,19 +57,17 @@ def head_banks(linear: torch.nn.Linear, n_heads: int) -> list[torch.Tensor]:
 
 @torch.no_grad()
 def layer_input(model, sentence, layer: int = 0) -> tuple[torch.Tensor, list[str]]:
-    """The input (T, d_model) of encoder layer `layer` for an English sentence, and its words.
-
-    Layer 0 reads the embedding (the trace key "encoder.embed"); layer i > 0 reads layer i-1's output.
+    """The input (T, d_model) of encoder layer `layer` for an English sentence, and its words: what enters
+    W^Q there (trace key f"encoder.{layer}.self.q_input"; layer 0 reads the embedding, layer i > 0 layer i-1's output).
     """
     if not 0 <= layer < len(model.encoder):
         raise IndexError(f"layer {layer} out of range: the encoder has layers 0..{len(model.encoder) - 1}")
     words = tokenize(sentence)
+    key = f"encoder.{layer}.self.q_input"
     src = torch.tensor([encode_source(model.src_vocab, words, model.cfg.max_len)])
-    mask = model.source_mask(src)
-    x = model.src_embed(src)
-    for enc in model.encoder[:layer]:
-        x = enc(x, mask)
-    return x[0], words
+    with record(model, key) as cache:
+        model.encode(src)  # the encoder alone: no translation needed
+    return cache[key][0], words
 
 
 @torch.no_grad()

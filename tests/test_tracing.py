@@ -437,3 +437,17 @@ def test_query_inputs_equal_the_q_input_hook(course):
     trace = run_with_trace(course.model, "we eat bread", names=["encoder.embed"])
     assert tokens == ["we", "eat", "bread"]
     torch.testing.assert_close(X, trace["encoder.embed"], rtol=0, atol=0)
+
+
+def test_projections_layer_input_is_the_q_input_hook(course):
+    """projections.layer_input reads the hook instead of re-running the encoder's loop by hand: layer 1's input is
+    layer 0's output, as a hand-run of the first encoder layer gives it."""
+    from course_utils.projections import layer_input
+
+    m = course.model
+    x1, words = layer_input(m, "we want to eat bread", layer=1)
+    src = torch.tensor([encode_source(m.src_vocab, words, m.cfg.max_len)])
+    by_hand = m.encoder[0](m.src_embed(src), m.source_mask(src))[0]
+    torch.testing.assert_close(x1, by_hand, rtol=0, atol=1e-6)
+    with pytest.raises(IndexError, match="out of range"):
+        layer_input(m, "we eat bread", layer=2)
