@@ -42,11 +42,11 @@ nbval: install
 
 # Re-execute notebooks in place (fresh kernel, in order, widget state saved): make execute NB=notebooks/01_*.ipynb
 execute: install
-	$(PY) -m course_utils.execute $(NB)
+	$(PY) tools/execute.py $(NB)
 
 # Export every notebook with nbconvert (what nbviewer uses) into build/html/, with an index page in notebook order.
 html: install
-	$(PY) -m course_utils.export_html --out build/html $(NB)
+	$(PY) tools/export_html.py --out build/html $(NB)
 
 # Figures, not tests: training speed vs torch.nn.Transformer; notebook run times, widget re-render p95, make test.
 bench: install

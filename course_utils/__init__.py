@@ -17,8 +17,10 @@ One module per concept, in notebook order:
     plotting     - heatmaps and scatter plots used by every notebook
     widgets      - thin ipywidgets wrappers that show a message instead of a traceback
     exercises    - one checker module per notebook (nb01 ... nb09)
-    errors, execute - the course's error types; the notebook executor behind `make execute`
-    export_html  - the nbviewer-style HTML export behind `make html`
+    errors       - the course's error types
+
+Build tooling is not part of the teaching package: tools/execute.py (`make execute`) and
+tools/export_html.py (`make html`).
 
 Importing this package has no side effects: no seeds set, no threads changed, no files read.
 """

@@ -19,8 +19,6 @@ MODULES = [
     "probing",
     "heads",
     "errors",
-    "execute",
-    "export_html",
 ]
 
 PROBE = r"""

@@ -1,6 +1,6 @@
 """Execute notebooks in place the way they are committed: fresh kernel, in order, widget state saved.
 
-python -m course_utils.execute notebooks/01_*.ipynb      (what `make execute` runs)
+python tools/execute.py notebooks/01_*.ipynb      (what `make execute` runs)
 """
 
 from __future__ import annotations

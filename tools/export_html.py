@@ -1,6 +1,6 @@
 """Export the committed notebooks to static HTML the way nbviewer shows them, with an index page.
 
-    python -m course_utils.export_html --out build/html [notebooks...]      (what `make html` runs)
+    python tools/export_html.py --out build/html [notebooks...]      (what `make html` runs)
 
 Each notebook is rendered with nbconvert's HTMLExporter and its default "lab" template (nbviewer's),
 from the committed outputs (nothing is executed): PNG figures are embedded as data: URLs and the saved
