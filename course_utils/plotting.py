@@ -11,6 +11,11 @@ import numpy as np
 import torch
 from matplotlib.layout_engine import PlaceHolderLayoutEngine
 
+from .tracing import VECTOR_KINDS
+
+# One colour per vector kind in every figure of the course (Okabe-Ito: colour-blind safe, no red/green pair).
+KIND_COLOURS = dict(zip(VECTOR_KINDS, ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9")))
+
 
 def fixed_layout(fig, **margins):
     """fig.subplots_adjust(**margins), and mark the layout as final: a widget then saves the figure as it

@@ -37,6 +37,42 @@ from .model import Translator, translate
 
 KEY_KINDS = ("k", "v", "k_input", "v_input")  # rows labelled by key tokens
 
+# ---- the course's one vocabulary for where attention happens (every module and notebook uses these) ----
+PLACES = ("encoder self", "decoder self", "cross")  # the three places attention happens, in model order
+PLACE_NAMES = {  # how prose, tables and figure titles name them
+    "encoder self": "encoder self-attention",
+    "decoder self": "decoder self-attention",
+    "cross": "cross-attention",
+}
+_PLACE_PARTS = {"encoder self": ("encoder", "self"), "decoder self": ("decoder", "self"), "cross": ("decoder", "cross")}
+# the vector kinds the course compares per place (their colours: plotting.KIND_COLOURS)
+VECTOR_KINDS = ("q", "k", "v", "x1", "out", "layer_out")
+
+
+def place_prefix(place: str, layer: int) -> str:
+    """("cross", 1) -> "decoder.1.cross": the trace-key prefix of one place and layer."""
+    if place not in _PLACE_PARTS:
+        raise ValueError(f"place must be one of {list(PLACES)}; got {place!r}")
+    side, kind = _PLACE_PARTS[place]
+    return f"{side}.{int(layer)}.{kind}"
+
+
+def trace_key(place: str, layer: int, kind: str) -> str:
+    """("encoder self", 0, "q") -> "encoder.0.self.q"; kind "layer_out" -> the layer's output "encoder.0.layer_out"."""
+    prefix = place_prefix(place, layer)
+    if kind == "layer_out":
+        return prefix.rsplit(".", 1)[0] + ".layer_out"
+    return f"{prefix}.{kind}"
+
+
+def place_of(key: str) -> str:
+    """ "decoder.1.cross.weights" -> "cross" (the inverse of place_prefix, for any trace key of a place)."""
+    side, _, kind = (key.split(".") + ["", ""])[:3]
+    for place, parts in _PLACE_PARTS.items():
+        if parts == (side, kind):
+            return place
+    raise ValueError(f"{key!r} is not a trace key of an attention place")
+
 
 def hook_points(model) -> dict[str, HookPoint]:
     """All named hook points of a model, by trace key."""

@@ -451,3 +451,17 @@ def test_projections_layer_input_is_the_q_input_hook(course):
     torch.testing.assert_close(x1, by_hand, rtol=0, atol=1e-6)
     with pytest.raises(IndexError, match="out of range"):
         layer_input(m, "we eat bread", layer=2)
+
+
+def test_one_vocabulary_of_places_and_trace_keys():
+    from course_utils.tracing import PLACE_NAMES, PLACES, place_of, place_prefix, trace_key
+
+    assert PLACES == ("encoder self", "decoder self", "cross") and set(PLACE_NAMES) == set(PLACES)
+    assert trace_key("encoder self", 0, "q") == "encoder.0.self.q"
+    assert trace_key("cross", 1, "weights") == "decoder.1.cross.weights"
+    assert trace_key("decoder self", 1, "layer_out") == "decoder.1.layer_out"
+    for place in PLACES:
+        for layer in (0, 1):
+            assert place_of(place_prefix(place, layer) + ".x1") == place
+    with pytest.raises(ValueError, match="place must be one of"):
+        place_prefix("decoder cross", 0)
