@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from torch import nn
+from torch.nn import functional as F
+
 from course_utils.exercises import nb05
 from course_utils.heads import decoder_row_labels
 from course_utils.model import build_model, parameter_counts
@@ -56,3 +59,62 @@ def test_shift_labels():
     assert not nb05.check_shift_labels(lambda g: 1 / 0)  # raises
     assert not nb05.check_shift_labels(lambda g: None)  # the notebook's placeholder body
     assert not nb05.check_shift_labels(None)
+
+
+def test_training_step():
+    def solution(model, opt, src, tgt):  # the worked solution
+        logits = model(src, tgt[:, :-1])
+        gold = tgt[:, 1:]
+        loss = nn.CrossEntropyLoss(ignore_index=0)(logits.reshape(-1, logits.shape[-1]), gold.reshape(-1))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss.item()
+
+    def functional(model, opt, src, tgt):  # another right way: F.cross_entropy over (B, vocab, T); loss tensor
+        loss = F.cross_entropy(model(src, tgt[:, :-1]).transpose(1, 2), tgt[:, 1:], ignore_index=0)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+
+    def mistake(**kwargs):
+        return lambda model, opt, src, tgt: nb05._step(model, opt, src, tgt, **kwargs)
+
+    assert nb05.check_training_step(solution)
+    assert nb05.check_training_step(functional)
+    assert nb05.check_training_step(mistake())  # the checker's own reference step
+    # typical mistakes
+    assert not nb05.check_training_step(mistake(shift=False))  # scored against the input: no shift
+    assert not nb05.check_training_step(mistake(read_whole=True))  # reads the whole target, copies it
+    assert not nb05.check_training_step(mistake(zero_grad=False))  # gradients add up across steps
+    assert not nb05.check_training_step(mistake(ignore_pad=False))  # <pad> scored
+    assert not nb05.check_training_step(lambda model, opt, src, tgt: None)  # the notebook's placeholder body
+
+    def no_step(model, opt, src, tgt):
+        logits = model(src, tgt[:, :-1])
+        loss = nn.CrossEntropyLoss(ignore_index=0)(logits.reshape(-1, logits.shape[-1]), tgt[:, 1:].reshape(-1))
+        loss.backward()
+        return loss.item()
+
+    def no_return(model, opt, src, tgt):
+        solution(model, opt, src, tgt)
+
+    assert not nb05.check_training_step(no_step)
+    assert not nb05.check_training_step(no_return)
+    assert not nb05.check_training_step(lambda model, opt, src, tgt: 1 / 0)  # raises
+    assert not nb05.check_training_step(None)
+
+
+def test_training_step_hints(capsys):
+    def hint_for(step):
+        assert not nb05.check_training_step(step)
+        return capsys.readouterr().out
+
+    def mistake(**kwargs):
+        return lambda model, opt, src, tgt: nb05._step(model, opt, src, tgt, **kwargs)
+
+    assert "shifted by one" in hint_for(mistake(shift=False))
+    assert "zero_grad" in hint_for(mistake(zero_grad=False))
+    assert "ignore_index=0" in hint_for(mistake(ignore_pad=False))
+    assert "returns nothing yet" in hint_for(lambda model, opt, src, tgt: None)

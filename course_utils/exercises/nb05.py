@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import torch
+from torch import nn
+
 from . import feedback
 
 D_MODEL, D_FF = 64, 128
@@ -118,4 +121,125 @@ def check_shift_labels(shift_labels) -> bool:
         "one row per decoder input: <bos> → first word, …, last word → <eos>; the query of each row predicts the "
         "next word.",
         "",
+    )
+
+
+# ---- Exercise 4: one training step ----
+
+
+def _step(model, opt, src, tgt, *, shift=True, zero_grad=True, ignore_pad=True, read_whole=False) -> float:
+    """The reference training step (shift=True, zero_grad=True, ignore_pad=True) and its typical mistakes."""
+    loss_fn = nn.CrossEntropyLoss(ignore_index=0) if ignore_pad else nn.CrossEntropyLoss()
+    if read_whole:  # the decoder reads the whole target and is asked for the same tokens
+        logits, gold = model(src, tgt), tgt
+    else:
+        logits, gold = model(src, tgt[:, :-1]), (tgt[:, 1:] if shift else tgt[:, :-1])
+    loss = loss_fn(logits.reshape(-1, logits.shape[-1]), gold.reshape(-1))
+    if zero_grad:
+        opt.zero_grad()
+    loss.backward()
+    opt.step()
+    return loss.item()
+
+
+_MISTAKES = {
+    "no shift": (
+        dict(shift=False),
+        "the target must be the decoder input shifted by one: feed tgt[:, :-1], score against tgt[:, 1:].",
+    ),
+    "reads the answer": (
+        dict(read_whole=True),
+        "the decoder reads tgt[:, :-1] (<bos> w1 … wn) and must predict tgt[:, 1:] (w1 … wn <eos>); "
+        "feeding the whole tgt and scoring against it asks it to copy its input.",
+    ),
+    "no zero_grad": (
+        dict(zero_grad=False),
+        "the first step is right, the second is not: gradients add up across steps until opt.zero_grad() "
+        "clears them, before loss.backward().",
+    ),
+    "no ignore_index": (
+        dict(ignore_pad=False),
+        "the loss also scores the <pad> positions: use nn.CrossEntropyLoss(ignore_index=0).",
+    ),
+}
+
+
+def _two_steps(step, n_steps: int = 2):
+    """Run `step` on the first n_steps batches of a fresh seed-0 model; (losses, weights, error)."""
+    from ..data import build_vocabs, load_pairs
+    from ..model import ModelConfig, build_model
+    from ..training import TrainConfig, make_batches, single_thread
+
+    pairs = load_pairs("train")
+    src_vocab, tgt_vocab = build_vocabs(pairs)
+    losses = []
+    with single_thread():
+        model = build_model(ModelConfig(), src_vocab, tgt_vocab, seed=0)
+        opt = torch.optim.Adam(model.parameters(), lr=TrainConfig().lr)
+        batches = make_batches(model, pairs, TrainConfig().batch_size, torch.Generator().manual_seed(0))
+        for _, (src, tgt) in zip(range(n_steps), batches):
+            try:
+                losses.append(step(model, opt, src, tgt))
+            except Exception as err:  # the learner's code: report, never raise
+                return losses, None, f"your function raised {type(err).__name__}: {err}"
+    weights = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    return losses, weights, None
+
+
+def _as_number(x):
+    try:
+        return float(x.detach()) if isinstance(x, torch.Tensor) else float(x)
+    except (TypeError, ValueError, RuntimeError):
+        return None
+
+
+def _same(run_a, run_b) -> bool:
+    (losses_a, w_a), (losses_b, w_b) = run_a, run_b
+    if len(losses_a) != len(losses_b) or any(
+        a is None or abs(a - b) > 1e-4 * abs(b) for a, b in zip(losses_a, losses_b)
+    ):
+        return False
+    # Nearly every weight must agree. A few may not, with no mistake: the key biases get a zero gradient in exact
+    # arithmetic (adding one constant to a row of scores leaves its softmax unchanged), so their gradient is float
+    # noise, and Adam's first steps (about lr · sign of the gradient) turn noise into a visible change. A mistake
+    # changes most of the 176 297 weights.
+    close = sum(int(torch.isclose(w_a[k], w_b[k], rtol=1e-4, atol=1e-4).sum()) for k in w_b)
+    return close >= 0.995 * sum(w.numel() for w in w_b.values())
+
+
+def check_training_step(training_step) -> bool:
+    """Exercise 4: training_step(model, opt, src, tgt) does one teacher-forced step on a batch and returns the loss.
+
+    Run twice (two batches) on a fresh seed-0 model and compared with the reference step: the returned losses and
+    the new weights must agree; typical mistakes (no shift, no zero_grad, no ignore_index) get their own hint."""
+    if not callable(training_step):
+        return feedback(False, "", f"give your function training_step itself (no brackets); got {training_step!r}.")
+    losses, weights, error = _two_steps(training_step)
+    if error:
+        return feedback(False, "", error)
+    untouched = _two_steps(lambda *args: None)[1]
+    if all(torch.equal(weights[k], untouched[k]) for k in weights):
+        if all(x is None for x in losses):
+            return feedback(False, "", "your function returns nothing yet and changes no weight: write its body.")
+        return feedback(False, "", "the weights did not change: after loss.backward() call opt.step().")
+    numbers = [_as_number(x) for x in losses]
+    if any(x is None for x in numbers):
+        return feedback(False, "", f"return the loss, a number (loss or loss.item()); got {losses[0]!r}.")
+    reference = _two_steps(_step)[:2]
+    if _same((numbers, weights), reference):
+        return feedback(
+            True,
+            f"your two steps give the reference losses ({reference[0][0]:.3f}, {reference[0][1]:.3f}) and the same "
+            "new weights: shift by one, loss over real tokens only, zero_grad → backward → step.",
+            "",
+        )
+    for kwargs, hint in _MISTAKES.values():
+        if _same((numbers, weights), _two_steps(lambda *a, kw=kwargs: _step(*a, **kw))[:2]):
+            return feedback(False, "", hint)
+    if len(numbers) and abs(numbers[0] - reference[0][0]) > 1e-4 * reference[0][0]:
+        return feedback(
+            False, "", f"your first loss is {numbers[0]:.4f}, the reference {reference[0][0]:.4f}: check the loss."
+        )
+    return feedback(
+        False, "", "the loss is right but the new weights are not: one opt.zero_grad(), loss.backward(), opt.step()."
     )
