@@ -1,14 +1,14 @@
 """06: how the vectors of one word move between sentences and epochs, and how Q, K, V spread out.
 
 All functions read training snapshots (epoch -> sentence -> tracing.Trace), e.g.
-`load_standard_model().snapshots`. Places are named as in the model:
+`load_standard_model().snapshots`. Places are tracing.PLACES (trace-key prefixes: tracing.place_prefix):
 
     "encoder self"   encoder.{layer}.self    Q = K = V = English
     "decoder self"   decoder.{layer}.self    Q = K = V = German (decoder input: <bos> w1 ... wn)
-    "decoder cross"  decoder.{layer}.cross   Q = German, K = V = English (keys/values are English tokens)
+    "cross"          decoder.{layer}.cross   Q = German, K = V = English (keys/values are English tokens)
 
-Vector kinds: "q", "k", "v", "x1" (weights·V, per head), "out" (after W^O, the source blog's X4) and
-"layer_out" (the whole layer's output). head=None means all heads side by side (d_model numbers).
+Vector kinds (tracing.VECTOR_KINDS): "q", "k", "v", "x1" (weights·V, per head), "out" (after W^O, the source
+blog's X4) and "layer_out" (the whole layer's output). head=None means all heads side by side (d_model numbers).
 """
 
 from __future__ import annotations
@@ -24,35 +24,11 @@ from sklearn.metrics import silhouette_score
 
 from .analysis import collect_vectors, fit_projection
 from .data import encode_source, encode_target
-from .plotting import fixed_layout
-from .tracing import patch
+from .plotting import KIND_COLOURS, fixed_layout
+from .tracing import PLACES, VECTOR_KINDS, patch, place_of, place_prefix, trace_key
 
 PAIR = ("we want to eat apple", "we want to eat bread")  # the source blog's two sentences
-KINDS = ("q", "k", "v", "x1", "out", "layer_out")
-PLACES = {
-    "encoder self": ("encoder", "self"),
-    "decoder self": ("decoder", "self"),
-    "decoder cross": ("decoder", "cross"),
-}
-# Okabe-Ito colours (colour-blind safe: no red/green pair); x1 purple-ish and out red-ish as in probing.KIND_COLOURS
-KIND_COLOURS = dict(zip(KINDS, ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9")))
 SENTENCE_MARKERS = ("o", "^", "s", "D", "v", "P")
-
-
-def prefix_for(place: str, layer: int) -> str:
-    """("encoder self", 1) -> "encoder.1.self"."""
-    if place not in PLACES:
-        raise ValueError(f"place must be one of {list(PLACES)}; got {place!r}")
-    side, kind = PLACES[place]
-    return f"{side}.{int(layer)}.{kind}"
-
-
-def trace_key(prefix: str, kind: str) -> str:
-    """("encoder.1.self", "x1") -> "encoder.1.self.x1"; "layer_out" belongs to the layer, not the place."""
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}; got {kind!r}")
-    side, layer = prefix.split(".")[:2]
-    return f"{side}.{layer}.layer_out" if kind == "layer_out" else f"{prefix}.{kind}"
 
 
 def _head(head):
@@ -88,7 +64,7 @@ def context_distance_table(
     word: str = "eat",
     sentences=PAIR,
     prefixes=("encoder.0.self", "encoder.1.self", "decoder.0.cross", "decoder.1.cross"),
-    kinds=KINDS,
+    kinds=VECTOR_KINDS,
     epochs=None,
     head=None,
 ) -> pd.DataFrame:
@@ -104,7 +80,9 @@ def context_distance_table(
     rows = []
     for prefix in prefixes:
         for kind in kinds:
-            key = trace_key(prefix, kind)
+            if kind not in VECTOR_KINDS:
+                raise ValueError(f"kind must be one of {VECTOR_KINDS}; got {kind!r}")
+            key = trace_key(place_of(prefix), int(prefix.split(".")[1]), kind)
             for epoch in epochs:
                 t1, t2 = snapshots[epoch][s1], snapshots[epoch][s2]
                 if word not in t1.tokens(key) or word not in t2.tokens(key):
@@ -160,7 +138,7 @@ def plot_context_distance(table: pd.DataFrame, word: str = "eat", sentences=PAIR
             label=k,
             linestyle="-" if k in ("x1", "out", "layer_out") else "--",
         )
-        for k in KINDS
+        for k in VECTOR_KINDS
         if k in set(table["kind"])
     ]
     fig.legend(handles=handles, loc="center right", fontsize=8, title="kind")
@@ -225,7 +203,7 @@ def pairwise_spread_table(
 ) -> pd.DataFrame:
     """`pairwise_spread` of all vectors of one kind (all words of all `sentences`), per place, at one epoch.
 
-    Rows (layer, kind); columns "encoder self", "decoder self", "decoder cross". Cross-attention keys and
+    Rows (layer, kind); columns tracing.PLACES: "encoder self", "decoder self", "cross". Cross-attention keys and
     values are computed from the encoder's output, so their column is left empty for k and v (and for
     layer_out, which is the decoder layer's output, already in "decoder self").
     """
@@ -234,11 +212,11 @@ def pairwise_spread_table(
         for kind in kinds:
             row = {"layer": layer, "kind": kind}
             for place in PLACES:
-                if place == "decoder cross" and kind in ("k", "v", "layer_out"):
+                if place == "cross" and kind in ("k", "v", "layer_out"):
                     row[place] = np.nan
                     continue
                 lv = collect_vectors(
-                    snapshots, sentences, prefix_for(place, layer), kinds=(kind,), epochs=[epoch], head=head
+                    snapshots, sentences, place_prefix(place, layer), kinds=(kind,), epochs=[epoch], head=head
                 )
                 row[place] = pairwise_spread(lv.X)
             rows.append(row)
@@ -350,7 +328,7 @@ def plot_word_projection(
         raise ValueError("choose at least one epoch")
     if dims not in (2, 3):
         raise ValueError(f"dims must be 2 or 3; got {dims}")
-    prefix = prefix_for(place, layer)
+    prefix = place_prefix(place, layer)
     n_layers = sum(1 for k in snapshots[epochs[0]][sentences[0]].keys() if k.endswith(".layer_out")) // 2
     if not 0 <= int(layer) < n_layers:
         raise IndexError(f"layer {layer} out of range: this model has layers 0..{n_layers - 1}")

@@ -22,16 +22,13 @@ import pandas as pd
 import torch
 
 from .data import Pair, tokenize
-from .model import Translator, translate_batch
-from .plotting import decoder_row_labels, heatmap, show_heatmaps
-from .tracing import patch, record_pairs, run_with_trace
+from .model import Translator
+from .plotting import decoder_row_labels, plot_attention, show_heatmaps
+from .stepwise import entropy
+from .tracing import PLACE_NAMES, PLACES, patch, place_of, record_pairs, run_with_trace, trace_key
+from .training import exact_matches
 
-PLACES = ("encoder self", "decoder self", "cross")  # the three kinds of attention, in model order
-PLACE_NAMES = {
-    "encoder self": "encoder self-attention",
-    "decoder self": "decoder self-attention",
-    "cross": "cross-attention",
-}  # the names used in prose and figure titles
+__all__ = ["decoder_row_labels"]  # re-exported: notebooks import it from here
 ROLES = ("subject", "modal", "verb", "object")
 
 
@@ -104,19 +101,14 @@ def trace_pairs(model: Translator, pairs: list[Pair]) -> BatchTrace:
     )
 
 
-def _place_key(place: str, layer: int) -> str:
-    if place not in PLACES:
-        raise ValueError(f"place must be one of {list(PLACES)}; got {place!r}")
-    return {
-        "encoder self": f"encoder.{layer}.self",
-        "decoder self": f"decoder.{layer}.self",
-        "cross": f"decoder.{layer}.cross",
-    }[place] + ".weights"
+def _weights(batch: BatchTrace, place: str, layer: int) -> torch.Tensor:
+    """(B, H, Tq, Tk) attention weights of one place and layer."""
+    return batch.weights[trace_key(place, layer, "weights")]
 
 
 def _masses(batch: BatchTrace, place: str, layer: int) -> dict[str, list[np.ndarray]]:
     """For one place/layer: per measure, a list of (H, n_queries) arrays (one per pair) of attention mass."""
-    w = batch.weights[_place_key(place, layer)]  # (B, H, Tq, Tk)
+    w = _weights(batch, place, layer)  # (B, H, Tq, Tk)
     out: dict[str, list[np.ndarray]] = {}
 
     def add(name, value):
@@ -127,7 +119,7 @@ def _masses(batch: BatchTrace, place: str, layer: int) -> dict[str, list[np.ndar
         nq, nk = (ns, ns) if place == "encoder self" else (nt, nt) if place == "decoder self" else (nt, ns)
         a = w[b, :, :nq, :nk].double().numpy()  # (H, nq, nk): real rows and keys only; rows sum to 1
         q0 = 1 if place == "decoder self" else 0  # the <bos> query sees only itself: no choice, left out
-        ent = -(np.where(a > 0, a * np.log(np.where(a > 0, a, 1.0)), 0.0)).sum(-1)
+        ent = entropy(torch.from_numpy(a)).numpy()
         add("entropy", ent[:, q0:])
         add("row max", a[:, q0:].max(-1))  # the largest weight of the row: 1 = one-hot, 1/n = uniform
         add("first", a[:, q0:, 0])
@@ -206,7 +198,7 @@ def allowed_keys(batch: BatchTrace, place: str) -> torch.Tensor:
     or positions 0..i for decoder query i (causal mask); 0 for padded queries."""
     lens_q = batch.src_len if place == "encoder self" else batch.tgt_len
     lens_k = batch.tgt_len if place == "decoder self" else batch.src_len
-    Tq = batch.weights[_place_key(place, 0)].shape[2]
+    Tq = _weights(batch, place, 0).shape[2]
     i = torch.arange(Tq)[None, :]
     n = torch.minimum(i + 1, lens_k[:, None]) if place == "decoder self" else lens_k[:, None].expand(-1, Tq)
     return torch.where(i < lens_q[:, None], n, 0)
@@ -216,9 +208,17 @@ def mean_row_max(batch: BatchTrace, place: str, layer: int, min_keys: int = 1) -
     """How hard attention picks: the largest weight of each attention row, averaged over every head and every
     real query that may see at least `min_keys` keys (1.0 = every query puts all its weight on one key;
     1/n = uniform over n keys)."""
-    w = batch.weights[_place_key(place, layer)]  # (B, H, Tq, Tk)
+    w = _weights(batch, place, layer)  # (B, H, Tq, Tk)
     rows = allowed_keys(batch, place) >= min_keys  # (B, Tq)
     return float(w.amax(-1).transpose(1, 2)[rows].double().mean())
+
+
+def mean_row_entropy(batch: BatchTrace, place: str, layer: int, min_keys: int = 1) -> float:
+    """Mean entropy (nats) of the attention rows, over every head and every real query that may see at least
+    `min_keys` keys: the same rows as `mean_row_max` averages."""
+    w = _weights(batch, place, layer).double()  # (B, H, Tq, Tk); padded keys have weight 0
+    rows = allowed_keys(batch, place) >= min_keys  # (B, Tq)
+    return float(entropy(w).transpose(1, 2)[rows].mean())
 
 
 def head_difference(batch: BatchTrace, place: str, layer: int) -> float:
@@ -226,7 +226,7 @@ def head_difference(batch: BatchTrace, place: str, layer: int) -> float:
 
     With more than 2 heads: the mean over all head pairs.
     """
-    w = batch.weights[_place_key(place, layer)].double()  # (B, H, Tq, Tk), padded rows/columns are 0
+    w = _weights(batch, place, layer).double()  # (B, H, Tq, Tk), padded rows/columns are 0
     B, H = w.shape[:2]
     Tq = torch.arange(w.shape[2])
     lens = batch.src_len if place == "encoder self" else batch.tgt_len
@@ -272,7 +272,7 @@ def role_attention(batch: BatchTrace, place: str, layer: int, head: int) -> pd.D
     rows/columns of decoder self-attention are the roles of the German input tokens ("<bos>" first).
     Each row sums to 1.
     """
-    w = batch.weights[_place_key(place, layer)]
+    w = _weights(batch, place, layer)
     if not 0 <= head < w.shape[1]:
         raise IndexError(f"head {head} out of range: heads are 0..{w.shape[1] - 1}")
     sums: dict[str, dict[str, float]] = {}
@@ -313,22 +313,13 @@ def plot_roles(batch: BatchTrace, place: str, layer: int):
 
 
 def plot_heads(trace, side: str, layer: int, place: str, title: str = ""):
-    """Every head of one place in a Trace, side by side; decoder rows say which word they produce."""
-    key = f"{side}.{layer}.{place}.weights"
-    w = trace[key]  # (H, Tq, Tk)
-    rows = trace.query_tokens(key)
-    if side == "decoder":
-        rows = decoder_row_labels(rows, trace.tgt_tokens[1:])
+    """Every head of one place in a Trace, side by side (`plotting.plot_attention`); side "encoder"/"decoder",
+    place "self"/"cross" as in trace keys; panels titled "decoder layer 1 cross-attention, head 0"."""
+    where = place_of(f"{side}.{layer}.{place}")
     name = {"self": "self-attention", "cross": "cross-attention"}[place]
-    return show_heatmaps(
-        list(w),
-        rows,
-        trace.key_tokens(key),
-        [f"{side} layer {layer} {name}, head {h}" for h in range(w.shape[0])],
-        suptitle=title or None,
-        xlabel="key (" + ("German input" if side == "decoder" and place == "self" else "English") + ")",
-        ylabel="query (" + ("English" if side == "encoder" else "German input → word it produces") + ")",
-    )
+    n_heads = trace[trace_key(where, layer, "weights")].shape[0]
+    titles = [f"{side} layer {layer} {name}, head {h}" for h in range(n_heads)]
+    return plot_attention(trace, where, layer, title=title, panel_titles=titles)
 
 
 # ---------------------------------------------------------------- interventions, scored
@@ -340,10 +331,10 @@ def accuracy(model: Translator, pairs: list[Pair], patches: dict | None = None) 
     One batched greedy decode of all pairs (same result as training.exact_match per split).
     """
     with patch(model, patches or {}):
-        hyps = translate_batch(model, [p.english for p in pairs])
+        matches = exact_matches(model, pairs)
     result = {}
     for split in ("train", "heldout"):
-        hits = [h == p.german.split() for h, p in zip(hyps, pairs) if p.split == split]
+        hits = [m for m, p in zip(matches, pairs) if p.split == split]
         if hits:
             result[split] = sum(hits) / len(hits)
     return result
@@ -415,40 +406,21 @@ def contributions(tokens: list[str], X: torch.Tensor, bank: torch.Tensor, k: int
 
 # ---------------------------------------------------------------- the widget's plot
 
-WIDGET_PLACES = {
-    "encoder self": ("encoder", "self"),
-    "decoder self": ("decoder", "self"),
-    "cross": ("decoder", "cross"),
-}
-
 
 def plot_head(sentence: str, place: str = "cross", layer: int = 0, head: int = 0, model: Translator | None = None):
-    """One head's attention for any sentence (the decoder reads the model's own translation)."""
+    """One head's attention for any sentence (the decoder reads the model's own translation):
+    `plotting.plot_attention` of a fresh trace."""
     if model is None:
         raise ValueError("pass the model, e.g. functools.partial(plot_head, model=course.model)")
-    if place not in WIDGET_PLACES:
-        raise ValueError(f"place must be one of {list(WIDGET_PLACES)}; got {place!r}")
-    side, kind = WIDGET_PLACES[place]
+    trace_key(place, 0, "weights")  # a clear error for a bad place, before tracing
     n_layers = len(model.encoder)
     if not 0 <= layer < n_layers:
         raise IndexError(f"layer {layer} out of range: layers are 0..{n_layers - 1}")
     trace = run_with_trace(model, sentence)  # UnknownWordError (a ValueError) for words it does not know
-    key = f"{side}.{layer}.{kind}.weights"
-    w = trace[key]
-    if not 0 <= head < w.shape[0]:
-        raise IndexError(f"head {head} out of range: heads are 0..{w.shape[0] - 1}")
-    rows = trace.query_tokens(key)
-    if side == "decoder":  # the row at decoder input i produces output word i+1
-        rows = decoder_row_labels(rows, trace.translation)
-    fig = heatmap(
-        w[head],
-        rows,
-        trace.key_tokens(key),
-        vmin=0.0,
-        vmax=1.0,
-        title=f"{PLACE_NAMES[place]}, layer {layer}, head {head}\n{' '.join(trace.src_tokens)!r} → {' '.join(trace.translation)!r}",
-        xlabel="key (" + ("German input" if place == "decoder self" else "English") + ")",
-        ylabel="query (" + ("English" if side == "encoder" else "German input → word it produces") + ")",
+    return plot_attention(
+        trace,
+        place,
+        layer,
+        head,
+        title=f"{' '.join(trace.src_tokens)!r} → {' '.join(trace.translation)!r}",
     )
-    fig.set_layout_engine("tight")  # laid out when drawn: one draw per PNG in the widget
-    return fig

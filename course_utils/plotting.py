@@ -11,7 +11,7 @@ import numpy as np
 import torch
 from matplotlib.layout_engine import PlaceHolderLayoutEngine
 
-from .tracing import VECTOR_KINDS
+from .tracing import PLACE_NAMES, PLACES, VECTOR_KINDS, trace_key
 
 # One colour per vector kind in every figure of the course (Okabe-Ito: colour-blind safe, no red/green pair).
 KIND_COLOURS = dict(zip(VECTOR_KINDS, ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9")))
@@ -134,27 +134,20 @@ def decoder_row_labels(tgt_tokens: list[str], produced: list[str]) -> list[str]:
     return [f"{t} → {made[i]}" for i, t in enumerate(tgt_tokens)]
 
 
-MODEL_VIEW_PLACES = (
-    ("encoder", "self", "encoder self"),
-    ("decoder", "self", "decoder self"),
-    ("decoder", "cross", "cross"),
-)
-
-
 def plot_model_view(trace, title: str = ""):
     """Every layer (rows) x place and head (columns) of one Trace in one figure, like BertViz's model view:
     the attention weights of the whole model for one sentence at a glance (one colour scale, 0..1).
     Decoder rows are labelled "input → word it produces"."""
     n_layers = 1 + max(int(k.split(".")[1]) for k in trace.keys() if k.split(".")[1].isdigit())
     n_heads = trace["encoder.0.self.weights"].shape[0]
-    ncols = len(MODEL_VIEW_PLACES) * n_heads
+    ncols = len(PLACES) * n_heads
     fig, axes = plt.subplots(n_layers, ncols, figsize=(1.75 * ncols + 1.6, 2.05 * n_layers + 1.1), squeeze=False)
     im = None
     for layer in range(n_layers):
-        for p, (side, place, name) in enumerate(MODEL_VIEW_PLACES):
-            key = f"{side}.{layer}.{place}.weights"
+        for p, name in enumerate(PLACES):
+            key = trace_key(name, layer, "weights")
             rows = trace.query_tokens(key)
-            if side == "decoder":
+            if name != "encoder self":
                 rows = decoder_row_labels(rows, trace.tgt_tokens[1:])
             cols = trace.key_tokens(key)
             for h in range(n_heads):
@@ -175,23 +168,32 @@ def plot_model_view(trace, title: str = ""):
     return fig
 
 
-def plot_attention(trace, side: str = "encoder", layer: int = 0, place: str = "self", heads=None, **kwargs):
-    """Attention weights of one place in a Trace, one panel per head, labelled with the right tokens."""
-    key = f"{side}.{layer}.{place}.weights"
+def plot_attention(trace, place: str = "encoder self", layer: int = 0, heads="all", *, title=None, panel_titles=None):
+    """The course's attention heatmap: the weights of one place and layer of a Trace, one panel per head
+    (heads "all", an int or a list), labelled with the right tokens; decoder rows say which word they produce
+    ("input → output": the row of decoder input i is the query that produces word i+1). `title`: a suptitle;
+    `panel_titles`: one title per head instead of "cross-attention, layer 1, head 0"."""
+    key = trace_key(place, layer, "weights")
+    side = key.split(".")[0]
+    if key not in trace.keys():
+        n_layers = sum(1 for k in trace.keys() if k.startswith(side + ".") and k.endswith(".layer_out"))
+        raise IndexError(f"layer {layer} out of range: the {side} has layers 0..{n_layers - 1}")
     w = trace[key]  # (H, Tq, Tk)
-    heads = range(w.shape[0]) if heads is None else [heads] if isinstance(heads, int) else heads
+    heads = range(w.shape[0]) if heads in (None, "all") else [int(heads)] if isinstance(heads, (int, str)) else heads
     for h in heads:
         if not 0 <= h < w.shape[0]:
             raise IndexError(f"head {h} out of range: {key} has heads 0..{w.shape[0] - 1}")
-    titles = [f"{side} layer {layer} {place}, head {h}" for h in heads]
+    rows = trace.query_tokens(key)
+    if side == "decoder":
+        rows = decoder_row_labels(rows, trace.tgt_tokens[1:])
     return show_heatmaps(
         [w[h] for h in heads],
-        trace.query_tokens(key),
+        rows,
         trace.key_tokens(key),
-        titles,
-        xlabel="key (" + ("English" if side == "encoder" or place == "cross" else "German") + ")",
-        ylabel="query (" + ("English" if side == "encoder" else "German") + ")",
-        **kwargs,
+        panel_titles or [f"{PLACE_NAMES[place]}, layer {layer}, head {h}" for h in heads],
+        suptitle=title or None,
+        xlabel="key (" + ("German input" if place == "decoder self" else "English") + ")",
+        ylabel="query (" + ("English" if side == "encoder" else "German input → word it produces") + ")",
     )
 
 

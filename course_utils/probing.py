@@ -27,33 +27,15 @@ from matplotlib.text import Text
 
 from . import analysis, plotting
 from .analysis import StyledTable
-from .clustering import KIND_COLOURS, SENTENCE_MARKERS  # one colour per kind (and marker per sentence) in the course
+from .clustering import SENTENCE_MARKERS  # one marker per sentence in the course
 from .data import load_probes
-from .tracing import run_with_trace
+from .plotting import KIND_COLOURS  # one colour per kind in the course
+from .tracing import PLACES, VECTOR_KINDS, place_prefix, run_with_trace, trace_key
 from .training import load_standard_model
 
 WORD_ORDER = ("we can eat apple", "apple eat can we")  # the "word_order" probe set
 WORD_ORDER_TARGET = "wir können einen apfel essen"  # one German decoder input for both: decoders comparable
-VECTOR_KINDS = ("q", "k", "v", "x1", "out", "layer_out")
-PLACES = ("encoder self", "decoder self", "decoder cross")
 TOLERANCE = 1e-5  # float32 noise: differences below this count as "equal"
-
-
-# ---- trace keys ----
-
-
-def trace_key(place: str = "encoder self", layer: int = 0, kind: str = "q") -> str:
-    """("encoder self", 0, "q") -> "encoder.0.self.q"; kind "layer_out" -> "encoder.0.layer_out"; "embed" -> "encoder.embed"."""
-    if place not in PLACES:
-        raise ValueError(f"place must be one of {PLACES}; got {place!r}")
-    side, where = place.split()
-    if kind == "embed":
-        return f"{side}.embed"
-    if kind == "layer_out":
-        return f"{side}.{layer}.layer_out"
-    if kind not in VECTOR_KINDS + ("weights", "scores", "concat"):
-        raise ValueError(f"kind must be one of {VECTOR_KINDS + ('embed', 'weights')}; got {kind!r}")
-    return f"{side}.{layer}.{where}.{kind}"
 
 
 def _check_layer(trace, key: str) -> None:
@@ -308,11 +290,12 @@ def spread_table(traces, kinds=VECTOR_KINDS, head=None, n_layers: int | None = N
                     continue
                 key = trace_key(place, layer, kind)
                 spreads = word_spread(traces, key, head)
+                side, _, where = place_prefix(place, layer).split(".")
                 rows.append(
                     {
-                        "side": place.split()[0],
+                        "side": side,
                         "layer": layer,
-                        "place": place.split()[1],
+                        "place": where,
                         "kind": kind,
                         "key": key,
                         "shared words": " ".join(spreads),

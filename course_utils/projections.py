@@ -17,9 +17,8 @@ import torch
 
 from .data import encode_source, tokenize
 from .errors import CourseInputError, UnknownWordError
-from .heads import decoder_row_labels
-from .plotting import fixed_layout, heatmap
-from .tracing import record
+from .plotting import decoder_row_labels, fixed_layout, heatmap
+from .tracing import PLACE_NAMES, PLACES, place_prefix, record
 
 # A toy vocabulary and an explicit W^Q in the forum's convention (x · W^Q): one row per word, d_k = 3.
 TOY_VOCAB = ["eat", "drink", "read", "apple"]
@@ -164,21 +163,22 @@ def plot_singular_values(spectra: dict[str, np.ndarray], title: str = "Singular 
     return fig
 
 
-PLACES = [  # (place, trace prefix, queries from, keys and values from, mask)
-    ("encoder self-attention", "encoder.{layer}.self", "English", "English", "padding"),
-    ("decoder self-attention", "decoder.{layer}.self", "German", "German", "causal + padding"),
-    ("cross-attention", "decoder.{layer}.cross", "German", "English (encoder output)", "padding"),
-]
+PLACE_SOURCES = {  # tracing.PLACES -> (queries from, keys and values from, mask)
+    "encoder self": ("English", "English", "padding"),
+    "decoder self": ("German", "German", "causal + padding"),
+    "cross": ("German", "English (encoder output)", "padding"),
+}
 
 
 def places_table(trace, layer: int = 0) -> pd.DataFrame:
     """The three places attention happens in one layer: what Q and K/V are made from, shapes, tokens."""
     rows = []
-    for place, prefix, qfrom, kvfrom, mask in PLACES:
-        p = prefix.format(layer=layer)
+    for place in PLACES:
+        qfrom, kvfrom, mask = PLACE_SOURCES[place]
+        p = place_prefix(place, layer)
         rows.append(
             {
-                "place": place,
+                "place": PLACE_NAMES[place],
                 "trace key": p,
                 "Q from": qfrom,
                 "K, V from": kvfrom,
@@ -199,8 +199,9 @@ def plot_three_places(trace, layer: int = 0, head: int = 0):
     Decoder rows are labelled 'input → output': the row of decoder input token i produces the next word.
     """
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.2), layout="constrained")  # laid out when drawn
-    for ax, (place, prefix, qfrom, kvfrom, _) in zip(axes, PLACES):
-        key = f"{prefix.format(layer=layer)}.weights"
+    for ax, place in zip(axes, PLACES):
+        qfrom, kvfrom, _ = PLACE_SOURCES[place]
+        key = f"{place_prefix(place, layer)}.weights"
         rows, ylabel = trace.query_tokens(key), f"query ({qfrom})"
         if key.startswith("decoder"):
             rows, ylabel = decoder_row_labels(rows, trace.tgt_tokens[1:]), f"query ({qfrom} input → next word)"
@@ -211,7 +212,7 @@ def plot_three_places(trace, layer: int = 0, head: int = 0):
             ax=ax,
             vmin=0,
             vmax=1,
-            title=f"{place}\n(layer {layer}, head {head})",
+            title=f"{PLACE_NAMES[place]}\n(layer {layer}, head {head})",
             xlabel=f"key ({kvfrom.split()[0]})",
             ylabel=ylabel,
             cbar=False,

@@ -2,13 +2,13 @@
 
     toy_embeddings()                   03: hand-made 2-D word vectors for "i can eat apple" (+ "we")
     score_stats(d, divisor)            03: std of q·k/divisor, max weight and entropy of the softmax
-    mean_row_entropy(batch, place, layer)  03: mean entropy of a trained model's attention rows
     real_scores(model, pairs)          03: the scores q·k/√dh of every real, allowed (query, key) pair
     plot_scaling(d, divide_by)         03: the scale slider's picture
-    plot_head(trace, layer, place, head)  04: the layer / place / head picker's picture
+    plot_head(trace, layer, place, head)  04: the layer / place / head picker's picture (plotting.plot_attention)
     record_batch(model, pairs, names)  04: record hooked tensors for many sentence pairs at once
 
-How different the heads' weights are (04, claim F5) is measured by `heads.head_differences`, as in 09.
+How different the heads' weights are (04, claim F5) is measured by `heads.head_differences`, as in 09, and how
+hard a trained model's attention picks (03) by `heads.mean_row_max` and `heads.mean_row_entropy`.
 
 Shapes follow `attention.py`: (B, H, T, dh), weights (B, H, Tq, Tk).
 """
@@ -21,9 +21,8 @@ import math
 import matplotlib.pyplot as plt
 import torch
 
-from .heads import _place_key, allowed_keys, decoder_row_labels
-from .plotting import fixed_layout, show_heatmaps
-from .tracing import record_pairs
+from .plotting import fixed_layout, plot_attention
+from .tracing import PLACES, record_pairs, trace_key
 
 # ---- 03: a tiny sentence with hand-made 2-D word vectors ----
 
@@ -143,27 +142,19 @@ def plot_scaling(d: int = 64, divide_by: str = "√d", n_rows: int = 5, n_keys: 
     return fig
 
 
-# ---- 03: how hard a trained model's attention picks (places as in `heads`: "encoder self", "decoder self", "cross") ----
-
-
-def mean_row_entropy(batch, place: str, layer: int, min_keys: int = 1) -> float:
-    """Mean entropy (nats) of the attention rows of a `heads.trace_pairs` batch, over every head and every real
-    query that may see at least `min_keys` keys: the same rows as `heads.mean_row_max` averages."""
-    w = batch.weights[_place_key(place, layer)].double()  # (B, H, Tq, Tk); padded keys have weight 0
-    rows = allowed_keys(batch, place) >= min_keys  # (B, Tq)
-    return float(entropy(w).transpose(1, 2)[rows].mean())
+# ---- 03: the scores of a trained model (places: tracing.PLACES) ----
 
 
 @torch.no_grad()
 def real_scores(model, pairs) -> dict[tuple[str, int], torch.Tensor]:
     """{(place, layer): 1-D tensor} of the scores q·k/√dh (before the softmax) of every head and every (query, key)
     pair of real words that the mask lets attend (padding left out; in decoder self-attention, no later keys).
-    One teacher-forced pass of all `pairs`; places as in `heads.PLACES`."""
+    One teacher-forced pass of all `pairs`; places as in `tracing.PLACES`."""
     cache, src_real, tgt_real = record_batch(model, pairs, "*.scores")
     out = {}
     for layer in range(model.cfg.n_layers):
-        for place in ("encoder self", "decoder self", "cross"):
-            s = cache[_place_key(place, layer).replace(".weights", ".scores")]  # (B, H, Tq, Tk)
+        for place in PLACES:
+            s = cache[trace_key(place, layer, "scores")]  # (B, H, Tq, Tk)
             q_real = src_real if place == "encoder self" else tgt_real
             k_real = tgt_real if place == "decoder self" else src_real
             allowed = q_real[:, :, None] & k_real[:, None, :]  # (B, Tq, Tk)
@@ -175,48 +166,11 @@ def real_scores(model, pairs) -> dict[tuple[str, int], torch.Tensor]:
 
 # ---- 04: pick a layer, a place and a head of the trained model ----
 
-PLACES = {
-    "encoder self": ("encoder", "self"),
-    "decoder self": ("decoder", "self"),
-    "decoder cross": ("decoder", "cross"),
-}
-PLACE_NAMES = {
-    "encoder self": "encoder self-attention",
-    "decoder self": "decoder self-attention",
-    "decoder cross": "cross-attention",
-}  # the names used in prose and in the figure titles
-
 
 def plot_head(trace, layer: int = 0, place: str = "encoder self", head="all"):
-    """Attention weights of one place of a Trace; head "all" or an int (one panel per head).
-
-    Decoder rows are labelled "input → output": the row of decoder input i is the query that produces word i+1.
-    """
-    if place not in PLACES:
-        raise KeyError(f"place must be one of {list(PLACES)}; got {place!r}")
-    side, kind = PLACES[place]
-    n_layers = 1 + max(
-        int(k.split(".")[1]) for k in trace.keys() if k.startswith(side + ".") and k.split(".")[1].isdigit()
-    )
-    if not 0 <= layer < n_layers:
-        raise IndexError(f"layer {layer} out of range: the {side} has layers 0..{n_layers - 1}")
-    key = f"{side}.{layer}.{kind}.weights"
-    w = trace[key]  # (H, Tq, Tk)
-    heads = range(w.shape[0]) if head == "all" else [int(head)]
-    for h in heads:
-        if not 0 <= h < w.shape[0]:
-            raise IndexError(f"head {h} out of range: {key} has heads 0..{w.shape[0] - 1}")
-    rows = trace.query_tokens(key)
-    if side == "decoder":
-        rows = decoder_row_labels(rows, trace.tgt_tokens[1:])
-    return show_heatmaps(
-        [w[h] for h in heads],
-        rows,
-        trace.key_tokens(key),
-        [f"{PLACE_NAMES[place]}, layer {layer}, head {h}" for h in heads],
-        xlabel="key (" + ("German input" if place == "decoder self" else "English") + ")",
-        ylabel="query (" + ("English" if side == "encoder" else "German input → word it produces") + ")",
-    )
+    """Attention weights of one place (tracing.PLACES) of a Trace; head "all" or an int (one panel per head).
+    The course's one attention heatmap, `plotting.plot_attention`, with the widget's argument order."""
+    return plot_attention(trace, place, layer, head)
 
 
 # ---- 04: many sentences at once ----
@@ -255,11 +209,8 @@ __all__ = [
     "random_scores",
     "entropy",
     "score_stats",
-    "mean_row_entropy",
     "real_scores",
     "plot_scaling",
-    "PLACES",
-    "PLACE_NAMES",
     "plot_head",
     "record_batch",
     "timing_ms",

@@ -64,10 +64,15 @@ def make_batches(model: Translator, pairs: list[Pair], batch_size: int, generato
         yield src, tgt
 
 
+def exact_matches(model: Translator, pairs: list[Pair]) -> list[bool]:
+    """Per pair (one batched greedy decode): does the translation equal the reference word for word?"""
+    hyps = translate_batch(model, [p.english for p in pairs])
+    return [h == p.german.split() for h, p in zip(hyps, pairs)]
+
+
 def exact_match(model: Translator, pairs: list[Pair]) -> float:
     """Share of pairs whose greedy translation equals the reference word for word."""
-    hyps = translate_batch(model, [p.english for p in pairs])
-    return sum(h == p.german.split() for h, p in zip(hyps, pairs)) / len(pairs)
+    return sum(exact_matches(model, pairs)) / len(pairs)
 
 
 def snapshot(model: Translator, probes: dict[str, str | None]) -> dict[str, Trace]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
+from . import analysis
 from .errors import CourseInputError
 from .plotting import fixed_layout
 
@@ -84,10 +85,9 @@ def dot_matrix(vectors: dict) -> np.ndarray:
 
 
 def cosine_matrix(vectors: dict) -> np.ndarray:
-    """(N, N) matrix of all pairwise cosines."""
+    """(N, N) matrix of all pairwise cosines (`analysis.cosine_matrix` of the dict's vectors with themselves)."""
     X, _ = as_matrix(vectors)
-    Xn = X / np.linalg.norm(X, axis=1, keepdims=True)
-    return Xn @ Xn.T
+    return analysis.cosine_matrix(X, X)
 
 
 def topic_check(M: np.ndarray, vectors: dict) -> dict:

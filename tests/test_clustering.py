@@ -39,14 +39,12 @@ def test_distances():
     assert C.relative_distance(a, b) == pytest.approx(np.sqrt(5) / 1.5)
 
 
-def test_prefix_and_keys():
-    assert C.prefix_for("decoder cross", 1) == "decoder.1.cross"
-    assert C.trace_key("decoder.1.cross", "layer_out") == "decoder.1.layer_out"
-    assert C.trace_key("encoder.0.self", "x1") == "encoder.0.self.x1"
-    with pytest.raises(ValueError, match="place must be one of"):
-        C.prefix_for("cross", 0)
-    with pytest.raises(ValueError, match="kind must be one of"):
-        C.trace_key("encoder.0.self", "x4")
+def test_one_vocabulary_of_places_kinds_and_colours():
+    from course_utils import plotting, tracing
+
+    assert C.PLACES is tracing.PLACES and C.place_prefix is tracing.place_prefix and C.trace_key is tracing.trace_key
+    assert C.KIND_COLOURS is plotting.KIND_COLOURS and list(C.KIND_COLOURS) == list(tracing.VECTOR_KINDS)
+    assert not hasattr(C, "prefix_for") and not hasattr(C, "KINDS")
 
 
 def test_first_layer_qkv_of_eat_identical_in_both_sentences(snaps):
@@ -91,7 +89,7 @@ def _centroid_accuracy_by_hand(X, labels):
 
 def test_pairwise_spread_table_and_kind_separation(snaps):
     sp = C.pairwise_spread_table(snaps, list(C.PAIR), 30, layers=(0,), kinds=("q", "k"))
-    assert list(sp.columns) == list(C.PLACES) and np.isnan(sp.loc[(0, "k"), "decoder cross"])
+    assert list(sp.columns) == list(C.PLACES) and np.isnan(sp.loc[(0, "k"), "cross"])
     sep = C.kind_separation(snaps, list(C.PAIR), "encoder.0.self", 30)
     assert set(sep) == {"silhouette", "silhouette_2d", "centroid_accuracy"}
     lv = C.collect_vectors(snaps, list(C.PAIR), "encoder.0.self", kinds=("q", "k", "v"), epochs=[30])
@@ -127,7 +125,7 @@ def test_kind_separation_known_values(monkeypatch):
     [
         {},
         {"layer": 1, "kinds": ("x1", "out", "layer_out")},
-        {"place": "decoder cross", "layer": 1},
+        {"place": "cross", "layer": 1},
         {"word": "essen", "place": "decoder self", "head": "0"},
         {"dims": 3},
         {"epochs": (30,)},

@@ -76,7 +76,7 @@ def test_batch_equals_one_by_one(shipped_model, all_pairs, shipped_batch):
 def test_statistics_shape_and_ranges(shipped_batch):
     stats = heads.head_statistics(shipped_batch)
     assert len(stats) == 3 * 2 * 2
-    assert list(stats.index.get_level_values("place").unique()) == list(heads.PLACES)
+    assert list(stats.index.get_level_values("place").unique()) == list(tracing.PLACES)
     mass = stats.drop(columns=["entropy", "uniform entropy"])
     assert ((mass.fillna(0) >= 0) & (mass.fillna(0) <= 1 + 1e-9)).all().all()
     assert (stats["entropy"] <= stats["uniform entropy"] + 1e-9).all()
@@ -98,7 +98,7 @@ def test_row_max_column_is_mean_row_max(shipped_batch):
     """head_statistics' 'row max', averaged over a place's heads, is mean_row_max(min_keys=2) (no <bos> row)."""
     stats = heads.head_statistics(shipped_batch)
     assert ((stats["row max"] > 0) & (stats["row max"] <= 1 + 1e-9)).all()
-    for place in heads.PLACES:
+    for place in tracing.PLACES:
         for layer in range(2):
             want = heads.mean_row_max(shipped_batch, place, layer, min_keys=2)
             assert stats.loc[(place, layer), "row max"].mean() == pytest.approx(want, abs=1e-9)
@@ -112,7 +112,7 @@ def test_row_max_of_uniform_attention(shipped_model, all_pairs):
 
 
 def test_role_attention_rows_sum_to_one(shipped_batch):
-    for place in heads.PLACES:
+    for place in tracing.PLACES:
         table = heads.role_attention(shipped_batch, place, 1, 0)
         assert np.allclose(table.sum(axis=1), 1.0, atol=1e-5), place
     assert list(heads.role_attention(shipped_batch, "cross", 0, 1).index) == [
@@ -173,7 +173,7 @@ def _one_hot_rows(n_heads, key_of_head, B=2, T=3):
 
 
 def test_head_difference_matches_a_computation_by_hand_on_the_shipped_batch(shipped_batch):
-    for place in heads.PLACES:
+    for place in tracing.PLACES:
         for layer in range(2):
             want = _head_difference_by_hand(shipped_batch, place, layer)
             assert heads.head_difference(shipped_batch, place, layer) == pytest.approx(want, abs=1e-9), (place, layer)
@@ -184,7 +184,7 @@ def test_head_difference_is_symmetric_in_the_heads(shipped_batch):
     """Swapping the two heads in the weight tensors leaves every distance unchanged."""
     swapped = dataclasses.replace(shipped_batch, weights={k: w.flip(1) for k, w in shipped_batch.weights.items()})
     assert not torch.equal(swapped.weights["decoder.0.cross.weights"], shipped_batch.weights["decoder.0.cross.weights"])
-    for place in heads.PLACES:
+    for place in tracing.PLACES:
         for layer in range(2):
             assert heads.head_difference(swapped, place, layer) == pytest.approx(
                 heads.head_difference(shipped_batch, place, layer), abs=1e-12
@@ -200,14 +200,14 @@ def test_head_difference_known_values_on_a_toy_batch():
     decoder[0, 1, 2] = [0.0, 1.0, 0.0]  # pair 0 has 2 decoder positions
     toy = _toy_batch(encoder, decoder, decoder)
     assert not np.allclose(encoder[:, 0], encoder[:, 1]) and not np.allclose(decoder[:, 0], decoder[:, 1])
-    for place in heads.PLACES:
+    for place in tracing.PLACES:
         assert heads.head_difference(toy, place, 0) == pytest.approx(0.0, abs=1e-7), place
 
     disjoint = _one_hot_rows(2, [0, 1])  # head 0 always on key 0, head 1 always on key 1
     decoder = disjoint.copy()
     decoder[:, :, 0] = [1.0, 0.0, 0.0]  # <bos> query: the same in both heads, and left out anyway
     toy = _toy_batch(disjoint, decoder, disjoint)
-    for place in heads.PLACES:
+    for place in tracing.PLACES:
         assert heads.head_difference(toy, place, 0) == pytest.approx(1.0, abs=1e-7), place
 
     half = _one_hot_rows(2, [0, 0])
@@ -217,7 +217,7 @@ def test_head_difference_known_values_on_a_toy_batch():
     three = _one_hot_rows(3, [0, 0, 2])  # pairs (0,1): 0, (0,2): 1, (1,2): 1 -> mean 2/3
     assert heads.head_difference(_toy_batch(three, three, three), "encoder self", 0) == pytest.approx(2 / 3)
     for toy in (_toy_batch(half, half, half), _toy_batch(three, three, three)):
-        for place in heads.PLACES:
+        for place in tracing.PLACES:
             assert heads.head_difference(toy, place, 0) == pytest.approx(_head_difference_by_hand(toy, place, 0))
 
 

@@ -11,7 +11,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
 
-from course_utils import clustering, probing  # noqa: E402
+from course_utils import clustering, plotting, probing  # noqa: E402
 from course_utils.data import load_probes  # noqa: E402
 from course_utils.model import ModelConfig, build_model  # noqa: E402
 from course_utils.tracing import run_with_trace  # noqa: E402
@@ -154,18 +154,17 @@ def test_cosine_across_and_anti_diagonal(pairs):
         probing.cosine_across(a, b, "encoder.0.self.weights", uuid="w")
 
 
-def test_trace_key_and_errors():
-    assert probing.trace_key("encoder self", 1, "q") == "encoder.1.self.q"
-    assert probing.trace_key("decoder cross", 0, "layer_out") == "decoder.0.layer_out"
-    assert probing.trace_key("encoder self", 0, "embed") == "encoder.embed"
-    with pytest.raises(ValueError):
-        probing.trace_key("encoder cross", 0, "q")
-    with pytest.raises(ValueError):
-        probing.trace_key("encoder self", 0, "z")
+def test_one_vocabulary_of_places_and_kinds():
+    from course_utils import tracing
+
+    assert probing.PLACES is tracing.PLACES and probing.VECTOR_KINDS is tracing.VECTOR_KINDS
+    assert probing.trace_key is tracing.trace_key
+    with pytest.raises(ValueError, match="place must be one of"):
+        probing.plot_word_order((None, None), 0, "q", "decoder cross")
 
 
 def test_plot_word_order_draws_and_explains_bad_choices(pairs):
-    fig = probing.plot_word_order(pairs["learned"], 1, "out", "decoder cross", label="learned")
+    fig = probing.plot_word_order(pairs["learned"], 1, "out", "cross", label="learned")
     assert fig.axes[0].get_title().startswith("learned PE: cosine of decoder.1.cross.out")
     plt.close("all")
     fig = probing.plot_word_order(pairs["none"], head=1)
@@ -227,8 +226,8 @@ def test_word_spread_needs_shared_words(pairs):
 
 def test_five_projection_and_plot():
     traces = probing.five_sentences()
-    P, meta = probing.five_projection(traces, ["encoder self", "decoder cross"], 1, ("q", "out"))
-    assert P.shape == (len(meta), 2) and set(meta.place) == {"encoder self", "decoder cross"}
+    P, meta = probing.five_projection(traces, ["encoder self", "cross"], 1, ("q", "out"))
+    assert P.shape == (len(meta), 2) and set(meta.place) == {"encoder self", "cross"}
     assert sorted(meta.sentence_no.unique()) == [1, 2, 3, 4, 5]
     shared = probing.shared_mask(meta)
     assert set(meta.word[shared]) == {"i", "can", "eat", "<bos>", "ich", "kann"}
@@ -237,7 +236,7 @@ def test_five_projection_and_plot():
     fig = probing.plot_five(traces, place=["encoder self", "decoder self"], layer=1, kinds=("q", "x1"), head=0)
     assert len(fig.axes) == 4  # small multiples: one panel per place and kind
     plt.close("all")
-    fig = probing.plot_five(traces, place=["encoder self", "decoder cross"], layer=0)
+    fig = probing.plot_five(traces, place=["encoder self", "cross"], layer=0)
     assert [ax.get_title() for ax in fig.axes][:4] == [f"encoder self, layer 0: {k}" for k in ("q", "k", "v", "out")]
     labels = [t for ax in fig.axes for t in ax.texts]
     words = {"i", "can", "eat", "<bos>", "ich", "kann"}
@@ -249,7 +248,7 @@ def test_five_projection_and_plot():
     for ax in fig.axes:  # no two labels of one panel overlap (text boxes, without their leader lines)
         boxes = [Text.get_window_extent(t, renderer) for t in ax.texts]
         assert not any(b1.overlaps(b2) for k, b1 in enumerate(boxes) for b2 in boxes[k + 1 :])
-    assert probing.KIND_COLOURS is clustering.KIND_COLOURS  # one colour per kind in the whole course
+    assert probing.KIND_COLOURS is clustering.KIND_COLOURS is plotting.KIND_COLOURS  # one colour per kind
     plt.close("all")
     fig = probing.plot_five(traces, place="decoder self", layer=1, kinds=probing.VECTOR_KINDS)
     assert sum(ax.get_visible() for ax in fig.axes) == 6  # six kinds: 2 rows of 3

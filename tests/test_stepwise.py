@@ -59,7 +59,7 @@ def test_plot_scaling_and_bad_divisor():
 
 def test_plot_head_and_widget_messages(course):
     trace = run_with_trace(course.model, "we want to eat apple")
-    fig = stepwise.plot_head(trace, 1, "decoder cross", 1)
+    fig = stepwise.plot_head(trace, 1, "cross", 1)
     assert [ax.get_title() for ax in fig.axes if ax.get_title()] == ["cross-attention, layer 1, head 1"]
     rows = [t.get_text() for t in fig.axes[0].get_yticklabels()]
     assert rows[0] == f"<bos> → {trace.translation[0]}" and rows[-1] == f"{trace.translation[-1]} → <eos>"
@@ -110,19 +110,19 @@ def test_notebook_row_entropy_is_the_librarys_entropy():
 
 
 def test_mean_row_entropy_uses_the_rows_of_heads(course):
-    from course_utils import heads
+    from course_utils import heads, tracing
 
     batch = heads.trace_pairs(course.model, load_pairs("train")[:12])
-    for place in heads.PLACES:
+    for place in tracing.PLACES:
         rows = heads._masses(batch, place, 0)["entropy"]  # per pair (H, n_queries); decoder self without <bos>
         want = float(torch.cat([torch.as_tensor(r).flatten() for r in rows]).mean())
         min_keys = 2 if place == "decoder self" else 1  # <bos> sees one key only
-        assert stepwise.mean_row_entropy(batch, place, 0, min_keys) == pytest.approx(want, abs=1e-6)
+        assert heads.mean_row_entropy(batch, place, 0, min_keys) == pytest.approx(want, abs=1e-6)
     one_hot = heads.trace_pairs(course.model, load_pairs("train")[:1])
     one_hot.weights = {
         k: torch.zeros_like(v).index_fill_(-1, torch.tensor([0]), 1.0) for k, v in one_hot.weights.items()
     }
-    assert stepwise.mean_row_entropy(one_hot, "encoder self", 1) == 0.0
+    assert heads.mean_row_entropy(one_hot, "encoder self", 1) == 0.0
 
 
 def test_real_scores_are_the_traced_scores_of_real_allowed_pairs(course):
