@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import torch
 from torch import nn
 from torch.nn import functional as F
 
+from course_utils.data import load_pairs
 from course_utils.exercises import nb05
 from course_utils.heads import decoder_row_labels
 from course_utils.model import build_model, parameter_counts
 from course_utils.tracing import run_with_trace
-from course_utils.training import load_standard_model
+from course_utils.training import load_standard_model, make_batches
 
 
 def test_decoder_extra():
@@ -62,47 +64,60 @@ def test_shift_labels():
 
 
 def test_training_step():
-    def solution(model, opt, src, tgt):  # the worked solution
-        logits = model(src, tgt[:, :-1])
-        gold = tgt[:, 1:]
-        loss = nn.CrossEntropyLoss(ignore_index=0)(logits.reshape(-1, logits.shape[-1]), gold.reshape(-1))
+    def solution(model, opt, src, labels):  # the worked solution
+        bos = torch.full((labels.shape[0], 1), model.tgt_vocab.stoi["<bos>"])
+        dec_in = torch.cat([bos, labels[:, :-1]], dim=1)  # <bos> w1 … wn: as long as labels
+        logits = model(src, dec_in)
+        loss = nn.CrossEntropyLoss(ignore_index=0)(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1))
         opt.zero_grad()
         loss.backward()
         opt.step()
         return loss.item()
 
-    def functional(model, opt, src, tgt):  # another right way: F.cross_entropy over (B, vocab, T); loss tensor
-        loss = F.cross_entropy(model(src, tgt[:, :-1]).transpose(1, 2), tgt[:, 1:], ignore_index=0)
+    def functional(model, opt, src, labels):  # another right way: F.pad, F.cross_entropy over (B, vocab, T)
+        dec_in = F.pad(labels[:, :-1], (1, 0), value=1)
+        loss = F.cross_entropy(model(src, dec_in).transpose(1, 2), labels, ignore_index=0)
         opt.zero_grad()
         loss.backward()
         opt.step()
         return loss
 
     def mistake(**kwargs):
-        return lambda model, opt, src, tgt: nb05._step(model, opt, src, tgt, **kwargs)
+        return lambda model, opt, src, labels: nb05._step(model, opt, src, labels, **kwargs)
 
     assert nb05.check_training_step(solution)
     assert nb05.check_training_step(functional)
     assert nb05.check_training_step(mistake())  # the checker's own reference step
     # typical mistakes
-    assert not nb05.check_training_step(mistake(shift=False))  # scored against the input: no shift
-    assert not nb05.check_training_step(mistake(read_whole=True))  # reads the whole target, copies it
+    assert not nb05.check_training_step(mistake(copy=True))  # reads the labels: copies them
+    assert not nb05.check_training_step(mistake(bos=False))  # no <bos>: first word never predicted
+    assert not nb05.check_training_step(mistake(drop_last=False))  # input one column too long
     assert not nb05.check_training_step(mistake(zero_grad=False))  # gradients add up across steps
     assert not nb05.check_training_step(mistake(ignore_pad=False))  # <pad> scored
-    assert not nb05.check_training_step(lambda model, opt, src, tgt: None)  # the notebook's placeholder body
+    assert not nb05.check_training_step(lambda model, opt, src, labels: None)  # the notebook's placeholder body
 
-    def no_step(model, opt, src, tgt):
-        logits = model(src, tgt[:, :-1])
-        loss = nn.CrossEntropyLoss(ignore_index=0)(logits.reshape(-1, logits.shape[-1]), tgt[:, 1:].reshape(-1))
+    def no_step(model, opt, src, labels):
+        dec_in = F.pad(labels[:, :-1], (1, 0), value=1)
+        logits = model(src, dec_in)
+        loss = nn.CrossEntropyLoss(ignore_index=0)(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1))
         loss.backward()
         return loss.item()
 
-    def no_return(model, opt, src, tgt):
-        solution(model, opt, src, tgt)
+    def no_return(model, opt, src, labels):
+        solution(model, opt, src, labels)
+
+    def section_3_copied(model, opt, src, tgt):  # the loop's step pasted unchanged: treats labels as tgt
+        logits = model(src, tgt[:, :-1])
+        loss = nn.CrossEntropyLoss(ignore_index=0)(logits.reshape(-1, logits.shape[-1]), tgt[:, 1:].reshape(-1))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss.item()
 
     assert not nb05.check_training_step(no_step)
     assert not nb05.check_training_step(no_return)
-    assert not nb05.check_training_step(lambda model, opt, src, tgt: 1 / 0)  # raises
+    assert not nb05.check_training_step(section_3_copied)
+    assert not nb05.check_training_step(lambda model, opt, src, labels: 1 / 0)  # raises
     assert not nb05.check_training_step(None)
 
 
@@ -112,9 +127,20 @@ def test_training_step_hints(capsys):
         return capsys.readouterr().out
 
     def mistake(**kwargs):
-        return lambda model, opt, src, tgt: nb05._step(model, opt, src, tgt, **kwargs)
+        return lambda model, opt, src, labels: nb05._step(model, opt, src, labels, **kwargs)
 
-    assert "shifted by one" in hint_for(mistake(shift=False))
+    assert "copy" in hint_for(mistake(copy=True))
+    assert "<bos>" in hint_for(mistake(bos=False))
+    assert "drop the last column" in hint_for(mistake(drop_last=False))
     assert "zero_grad" in hint_for(mistake(zero_grad=False))
     assert "ignore_index=0" in hint_for(mistake(ignore_pad=False))
-    assert "returns nothing yet" in hint_for(lambda model, opt, src, tgt: None)
+    assert "returns nothing yet" in hint_for(lambda model, opt, src, labels: None)
+
+
+def test_training_step_reference_equals_the_loop_of_section_3():
+    """The exercise's decoder input (<bos> + labels without the last column) is exactly tgt[:, :-1]."""
+    model = build_model()
+    tgt = next(iter(make_batches(model, load_pairs("train"), 40, torch.Generator().manual_seed(0))))[1]
+    labels = tgt[:, 1:]
+    assert torch.equal(torch.cat([torch.full((len(tgt), 1), nb05.BOS), labels[:, :-1]], dim=1), tgt[:, :-1])
+    assert set(labels[:, -1].tolist()) <= {0, model.tgt_vocab.stoi["<eos>"]}  # the dropped column: <eos>/<pad>

@@ -124,16 +124,27 @@ def check_shift_labels(shift_labels) -> bool:
     )
 
 
-# ---- Exercise 4: one training step ----
+# ---- Exercise 4: one training step, from labels ----
+#
+# The learner's step gets `labels` = w1 … wn <eos> (right-padded with 0), i.e. tgt[:, 1:] of section 3, and must
+# build the decoder input itself: <bos> in front, the last column dropped (it holds only <eos> or <pad>). That input
+# is exactly tgt[:, :-1], so a right step is bit-identical to the loop of section 3.
+
+BOS = 1  # index of <bos> in the German vocabulary
 
 
-def _step(model, opt, src, tgt, *, shift=True, zero_grad=True, ignore_pad=True, read_whole=False) -> float:
-    """The reference training step (shift=True, zero_grad=True, ignore_pad=True) and its typical mistakes."""
+def _step(model, opt, src, labels, *, bos=True, drop_last=True, zero_grad=True, ignore_pad=True, copy=False) -> float:
+    """The reference step on (src, labels) (all flags default) and its typical mistakes."""
     loss_fn = nn.CrossEntropyLoss(ignore_index=0) if ignore_pad else nn.CrossEntropyLoss()
-    if read_whole:  # the decoder reads the whole target and is asked for the same tokens
-        logits, gold = model(src, tgt), tgt
+    if copy:  # the decoder reads the labels themselves and is asked for the same tokens
+        dec_in, gold = labels, labels
+    elif not bos:  # no <bos>: read w1 … and predict w2 …; the first word is never predicted
+        dec_in, gold = labels[:, :-1], labels[:, 1:]
     else:
-        logits, gold = model(src, tgt[:, :-1]), (tgt[:, 1:] if shift else tgt[:, :-1])
+        start = torch.full((labels.shape[0], 1), BOS, dtype=labels.dtype)
+        dec_in = torch.cat([start, labels[:, :-1] if drop_last else labels], dim=1)
+        gold = labels
+    logits = model(src, dec_in)
     loss = loss_fn(logits.reshape(-1, logits.shape[-1]), gold.reshape(-1))
     if zero_grad:
         opt.zero_grad()
@@ -143,14 +154,15 @@ def _step(model, opt, src, tgt, *, shift=True, zero_grad=True, ignore_pad=True, 
 
 
 _MISTAKES = {
-    "no shift": (
-        dict(shift=False),
-        "the target must be the decoder input shifted by one: feed tgt[:, :-1], score against tgt[:, 1:].",
+    "copy": (
+        dict(copy=True),
+        "the decoder reads the labels themselves, so at every position it sees the word it must predict and "
+        "learns to copy: put <bos> in front of what it reads.",
     ),
-    "reads the answer": (
-        dict(read_whole=True),
-        "the decoder reads tgt[:, :-1] (<bos> w1 … wn) and must predict tgt[:, 1:] (w1 … wn <eos>); "
-        "feeding the whole tgt and scoring against it asks it to copy its input.",
+    "no <bos>": (
+        dict(bos=False),
+        "without <bos> in front the first German word is never predicted, and each row sees a different word "
+        "than in section 3: the decoder input starts with <bos>.",
     ),
     "no zero_grad": (
         dict(zero_grad=False),
@@ -163,24 +175,35 @@ _MISTAKES = {
     ),
 }
 
+_TOO_LONG = (
+    "the decoder input is one column longer than the labels, so there is one row of scores too many: after "
+    "putting <bos> in front, drop the last column of the labels (it holds only <eos> or <pad>, which no row "
+    "has to read)."
+)
+
 
 def _two_steps(step, n_steps: int = 2):
-    """Run `step` on the first n_steps batches of a fresh seed-0 model; (losses, weights, error)."""
+    """Run `step(model, opt, src, labels)` on the first n_steps batches of a fresh seed-0 model, labels =
+    tgt[:, 1:]; (losses, weights, error)."""
     from ..data import build_vocabs, load_pairs
     from ..model import ModelConfig, build_model
     from ..training import TrainConfig, make_batches, single_thread
 
     pairs = load_pairs("train")
     src_vocab, tgt_vocab = build_vocabs(pairs)
+    assert tgt_vocab.stoi["<bos>"] == BOS
     losses = []
     with single_thread():
         model = build_model(ModelConfig(), src_vocab, tgt_vocab, seed=0)
         opt = torch.optim.Adam(model.parameters(), lr=TrainConfig().lr)
         batches = make_batches(model, pairs, TrainConfig().batch_size, torch.Generator().manual_seed(0))
         for _, (src, tgt) in zip(range(n_steps), batches):
+            labels = tgt[:, 1:].clone()  # w1 … wn <eos>, padded; no <bos>
             try:
-                losses.append(step(model, opt, src, tgt))
+                losses.append(step(model, opt, src, labels))
             except Exception as err:  # the learner's code: report, never raise
+                if isinstance(err, ValueError) and "batch_size" in str(err):  # logits and labels differ in length
+                    return losses, None, _TOO_LONG
                 return losses, None, f"your function raised {type(err).__name__}: {err}"
     weights = {k: v.detach().clone() for k, v in model.state_dict().items()}
     return losses, weights, None
@@ -208,10 +231,12 @@ def _same(run_a, run_b) -> bool:
 
 
 def check_training_step(training_step) -> bool:
-    """Exercise 4: training_step(model, opt, src, tgt) does one teacher-forced step on a batch and returns the loss.
+    """Exercise 4: training_step(model, opt, src, labels) gets labels = w1 … wn <eos> (padded with 0, no <bos>),
+    builds the decoder input itself (<bos> in front, last column dropped), does one step and returns the loss.
 
     Run twice (two batches) on a fresh seed-0 model and compared with the reference step: the returned losses and
-    the new weights must agree; typical mistakes (no shift, no zero_grad, no ignore_index) get their own hint."""
+    the new weights must agree; typical mistakes (copying, no <bos>, input one column too long, no zero_grad, no
+    ignore_index) get their own hint."""
     if not callable(training_step):
         return feedback(False, "", f"give your function training_step itself (no brackets); got {training_step!r}.")
     losses, weights, error = _two_steps(training_step)
@@ -230,7 +255,7 @@ def check_training_step(training_step) -> bool:
         return feedback(
             True,
             f"your two steps give the reference losses ({reference[0][0]:.3f}, {reference[0][1]:.3f}) and the same "
-            "new weights: shift by one, loss over real tokens only, zero_grad → backward → step.",
+            "new weights as the loop of section 3: your decoder input is exactly its tgt[:, :-1].",
             "",
         )
     for kwargs, hint in _MISTAKES.values():
@@ -238,7 +263,10 @@ def check_training_step(training_step) -> bool:
             return feedback(False, "", hint)
     if len(numbers) and abs(numbers[0] - reference[0][0]) > 1e-4 * reference[0][0]:
         return feedback(
-            False, "", f"your first loss is {numbers[0]:.4f}, the reference {reference[0][0]:.4f}: check the loss."
+            False,
+            "",
+            f"your first loss is {numbers[0]:.4f}, the reference {reference[0][0]:.4f}: check what the decoder "
+            "reads, what it is scored against, and the loss.",
         )
     return feedback(
         False, "", "the loss is right but the new weights are not: one opt.zero_grad(), loss.backward(), opt.step()."
