@@ -4,17 +4,20 @@ One module per concept, in notebook order:
 
     vectors      - 01: 2-D sentence vectors, dot products, cosine
     attention    - 02-04: scaled dot-product attention and multi-head attention, from scratch
-    projections  - 02: Q, K, V as linear layers; W^Q as a bank of queries
+    projections  - 02, 09: Q, K, V as linear layers; W^Q as a bank of queries
     stepwise     - 03-04: attention cell by cell, the scale slider, per-head plots
     data         - 05: the tiny English->German corpus, vocabularies, clear input errors
     model        - 05: the encoder-decoder translator and greedy `translate`
-    tracing      - 05-09: record Q, K, V, scores, weights, outputs per layer/head; patch them
+    tracing      - 05-09: record Q, K, V, scores, weights, outputs per layer/head; patch them; the
+                   one vocabulary of places and trace keys (PLACES, place_prefix, trace_key)
     training     - 05: deterministic training with epoch snapshots; save/load without pickle
     analysis     - 06-08: labelled vectors, one shared projection, cosine tables
     clustering   - 06: how far a word's vectors move between sentences and epochs
     probing      - 07-08: word order, positional encoding, five probe sentences
-    heads        - 09: per-head statistics over the corpus, scored interventions
-    plotting     - heatmaps and scatter plots used by every notebook
+    heads        - 03-05, 09: per-head statistics over the corpus (one batched pass), their pictures
+    roles        - 09: word roles of the corpus sentences and cross-attention's aligned word
+    interventions - 04, 06, 08, 09: patched models scored by exact match
+    plotting     - heatmaps (the one attention heatmap: plot_attention), the model view, kind colours
     widgets      - thin ipywidgets wrappers that show a message instead of a traceback
     exercises    - one checker module per notebook (nb01 ... nb09)
     errors       - the course's error types

@@ -1,15 +1,12 @@
-"""09: what each attention head does, measured over the whole corpus, and what happens without it.
+"""03-05, 09: what each attention head does, measured over the whole corpus, and its pictures.
 
     batch = trace_pairs(model, load_pairs())          # one padded forward pass, every weight recorded
     head_statistics(batch)                            # table: layer/place/head -> where the queries look
-    score_interventions(model, pairs, {"no head 0": {"*.x1": ablate_head(0)}})   # exact match, patched
-    query_bank(model, "decoder.0.cross", head=0)      # W^Q's rows for one head: the "bank of queries"
+    mean_row_max(batch, "encoder self", 0)            # how hard attention picks
+    role_attention(batch, "cross", 1, head=0)         # by word role (course_utils.roles)
 
-Word roles come from the corpus structure (see data/README.md): every English sentence is
-subject [modal words] verb object, every German one subject verb/modal [article] object [infinitive],
-so a German word is aligned with the English word(s) of the same role: subject<->subject,
-modal<->modal ("want to", "would like to" count as one modal), verb<->verb (the German infinitive
-at the end, too), article and noun<->object.
+Places are tracing.PLACES. Word roles and alignment: `roles`; scored interventions: `interventions`;
+W^Q as a bank of queries: `projections`; the attention heatmap itself: `plotting.plot_attention`.
 """
 
 from __future__ import annotations
@@ -21,47 +18,14 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .data import Pair, tokenize
+from .data import Pair
 from .model import Translator
 from .plotting import decoder_row_labels, plot_attention, show_heatmaps
+from .roles import ROLES, english_roles, german_roles
 from .stepwise import entropy
-from .tracing import PLACE_NAMES, PLACES, patch, place_of, record_pairs, run_with_trace, trace_key
-from .training import exact_matches
+from .tracing import PLACE_NAMES, PLACES, place_of, record_pairs, run_with_trace, trace_key
 
-__all__ = ["decoder_row_labels"]  # re-exported: notebooks import it from here
-ROLES = ("subject", "modal", "verb", "object")
-
-
-# ---------------------------------------------------------------- word roles and alignment
-
-
-def english_roles(words: list[str]) -> list[str]:
-    """['we', 'want', 'to', 'eat', 'apple'] -> ['subject', 'modal', 'modal', 'verb', 'object']."""
-    words = tokenize(words)
-    if len(words) < 3:
-        raise ValueError(f"expected 'subject [modal] verb object', got {' '.join(words)!r}")
-    return ["subject"] + ["modal"] * (len(words) - 3) + ["verb", "object"]
-
-
-def german_roles(words: list[str], pattern: str) -> list[str]:
-    """German words of a corpus sentence -> roles; pattern is the Pair's ('plain', 'can', ...)."""
-    words = tokenize(words)
-    if pattern == "plain":  # subject verb [article] noun
-        return ["subject", "verb"] + ["object"] * (len(words) - 2)
-    return ["subject", "modal"] + ["object"] * (len(words) - 3) + ["verb"]  # subject modal [article] noun infinitive
-
-
-def aligned_mass(trace, layer: int, head: int) -> list[tuple[str, float]]:
-    """Cross-attention of one head in a Trace whose decoder read a German corpus-style sentence:
-    for each German word, the mass that the query producing it puts on the aligned English word(s)."""
-    pattern = "plain" if len(trace.src_tokens) == 3 else "modal"
-    german = trace.tgt_tokens[1:]
-    en = np.array(english_roles(trace.src_tokens))
-    w = trace[f"decoder.{layer}.cross.weights"][head]  # (Tq, Ts); row i produces German word i
-    return [
-        (word, float(w[i, en == role].sum()))
-        for i, (word, role) in enumerate(zip(german, german_roles(german, pattern)))
-    ]
+__all__ = ["decoder_row_labels"]  # re-exported: notebook 05 imports it from here
 
 
 # ---------------------------------------------------------------- one batched, teacher-forced pass
@@ -320,88 +284,6 @@ def plot_heads(trace, side: str, layer: int, place: str, title: str = ""):
     n_heads = trace[trace_key(where, layer, "weights")].shape[0]
     titles = [f"{side} layer {layer} {name}, head {h}" for h in range(n_heads)]
     return plot_attention(trace, where, layer, title=title, panel_titles=titles)
-
-
-# ---------------------------------------------------------------- interventions, scored
-
-
-def accuracy(model: Translator, pairs: list[Pair], patches: dict | None = None) -> dict[str, float]:
-    """Exact-match accuracy per split ('train', 'heldout') of greedy translations, with `patches` applied.
-
-    One batched greedy decode of all pairs (same result as training.exact_match per split).
-    """
-    with patch(model, patches or {}):
-        matches = exact_matches(model, pairs)
-    result = {}
-    for split in ("train", "heldout"):
-        hits = [m for m, p in zip(matches, pairs) if p.split == split]
-        if hits:
-            result[split] = sum(hits) / len(hits)
-    return result
-
-
-def score_interventions(model: Translator, pairs: list[Pair], interventions: dict[str, dict]) -> pd.DataFrame:
-    """{name: patches} -> table of exact-match accuracy per split, one row per intervention."""
-    rows = {name: accuracy(model, pairs, patches) for name, patches in interventions.items()}
-    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("intervention")
-
-
-# ---------------------------------------------------------------- W^Q as a bank of queries
-
-
-def query_bank(model: Translator, prefix: str, head: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Head `head`'s slice of W^Q (forum convention, q = x·W^Q + b) at `prefix` ("encoder.0.self", "decoder.1.cross", ...).
-
-    Returns (bank (d_model, dh), bias (dh,)). Row i of the bank is the "query" that input feature i
-    contributes: q_head = x @ bank + bias = sum_i x_i * bank[i] + bias. nn.Linear stores its weight as
-    (out, in), so the bank is the transpose of the head's rows of w_q.weight: the forum's "rows of W^Q"
-    are columns of w_q.weight.
-    """
-    mha = _mha(model, prefix)
-    if not 0 <= head < mha.n_heads:
-        raise IndexError(f"head {head} out of range: {prefix} has heads 0..{mha.n_heads - 1}")
-    sl = slice(head * mha.d_head, (head + 1) * mha.d_head)
-    return mha.w_q.weight[sl].detach().T.clone(), mha.w_q.bias[sl].detach().clone()
-
-
-def _mha(model: Translator, prefix: str):
-    side, layer, place = prefix.split(".")
-    layers = model.encoder if side == "encoder" else model.decoder
-    if not 0 <= int(layer) < len(layers):
-        raise IndexError(f"layer {layer} out of range: the {side} has layers 0..{len(layers) - 1}")
-    return layers[int(layer)].self_attn if place == "self" else layers[int(layer)].cross_attn
-
-
-@torch.no_grad()
-def query_inputs(model: Translator, sentence, prefix: str, target=None) -> tuple[list[str], torch.Tensor]:
-    """The vectors x that enter W^Q at `prefix` for one sentence (trace key f"{prefix}.q_input"): (tokens, (T, d_model))."""
-    _mha(model, prefix)  # a clear error for a bad prefix
-    key = f"{prefix}.q_input"
-    trace = run_with_trace(model, sentence, target=target, names=[key])
-    return trace.query_tokens(key), trace[key]
-
-
-def contributions(tokens: list[str], X: torch.Tensor, bank: torch.Tensor, k: int = 3) -> pd.DataFrame:
-    """Which rows of the bank dominate each token's query? X (T, d_model), bank (d_model, dh).
-
-    Row i contributes x_i * bank[i]; its size is |x_i| * ||bank[i]||. Per token: the k largest rows,
-    their share of the total size, and how many rows (largest first) it takes to reach half of it.
-    """
-    size = X.abs() * bank.norm(dim=1)  # (T, d_model)
-    share = size / size.sum(1, keepdim=True)
-    rows = []
-    for tok, s in zip(tokens, share):
-        top = torch.topk(s, k)
-        cumulative = torch.sort(s, descending=True).values.cumsum(0)
-        rows.append(
-            {
-                "token": tok,
-                f"top {k} rows": top.indices.tolist(),
-                f"share of top {k}": float(top.values.sum()),
-                "rows for half": int((cumulative < 0.5).sum()) + 1,
-            }
-        )
-    return pd.DataFrame(rows).set_index("token")
 
 
 # ---------------------------------------------------------------- the widget's plot

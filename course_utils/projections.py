@@ -3,6 +3,7 @@
     qkv_of_sentence(model, "we want to eat apple")              # {"q","k","v"}: (H, T, dh), from the layer's input
     plot_word_qkv(model, "we want to eat apple", "eat", head=0)  # the widget view: a 3 x dh heatmap
     places_table(trace)                                          # the three places attention happens
+    head_query_bank(model, "decoder.0.cross", head=0)            # 09: one head's bank in a trained model
 
 PyTorch convention: nn.Linear computes x · weightᵀ + bias, with weight of shape (out, in). The forum's
 W^Q (x · W^Q, one query per row) is therefore `w_q.weight.T`: its rows are the columns of `w_q.weight`.
@@ -18,7 +19,7 @@ import torch
 from .data import encode_source, tokenize
 from .errors import CourseInputError, UnknownWordError
 from .plotting import decoder_row_labels, fixed_layout, heatmap
-from .tracing import PLACE_NAMES, PLACES, place_prefix, record
+from .tracing import PLACE_NAMES, PLACES, place_prefix, record, run_with_trace
 
 # A toy vocabulary and an explicit W^Q in the forum's convention (x · W^Q): one row per word, d_k = 3.
 TOY_VOCAB = ["eat", "drink", "read", "apple"]
@@ -161,6 +162,64 @@ def plot_singular_values(spectra: dict[str, np.ndarray], title: str = "Singular 
     ax.legend(fontsize=8)
     fig.set_layout_engine("tight")  # laid out when drawn: once per PNG in a widget
     return fig
+
+
+# ---- 09: one head's W^Q in a trained model, and which of its rows make each query ----
+
+
+def head_query_bank(model, prefix: str, head: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Head `head`'s slice of W^Q (forum convention, q = x·W^Q + b) at `prefix` ("encoder.0.self", "decoder.1.cross", ...).
+
+    Returns (bank (d_model, dh), bias (dh,)). Row i of the bank is the "query" that input feature i
+    contributes: q_head = x @ bank + bias = sum_i x_i * bank[i] + bias. nn.Linear stores its weight as
+    (out, in), so the bank is the transpose of the head's rows of w_q.weight: the forum's "rows of W^Q"
+    are columns of w_q.weight.
+    """
+    mha = _mha(model, prefix)
+    if not 0 <= head < mha.n_heads:
+        raise IndexError(f"head {head} out of range: {prefix} has heads 0..{mha.n_heads - 1}")
+    sl = slice(head * mha.d_head, (head + 1) * mha.d_head)
+    return head_banks(mha.w_q, mha.n_heads)[head].clone(), mha.w_q.bias[sl].detach().clone()
+
+
+def _mha(model, prefix: str):
+    side, layer, place = prefix.split(".")
+    layers = model.encoder if side == "encoder" else model.decoder
+    if not 0 <= int(layer) < len(layers):
+        raise IndexError(f"layer {layer} out of range: the {side} has layers 0..{len(layers) - 1}")
+    return layers[int(layer)].self_attn if place == "self" else layers[int(layer)].cross_attn
+
+
+@torch.no_grad()
+def query_inputs(model, sentence, prefix: str, target=None) -> tuple[list[str], torch.Tensor]:
+    """The vectors x that enter W^Q at `prefix` for one sentence (trace key f"{prefix}.q_input"): (tokens, (T, d_model))."""
+    _mha(model, prefix)  # a clear error for a bad prefix
+    key = f"{prefix}.q_input"
+    trace = run_with_trace(model, sentence, target=target, names=[key])
+    return trace.query_tokens(key), trace[key]
+
+
+def contributions(tokens: list[str], X: torch.Tensor, bank: torch.Tensor, k: int = 3) -> pd.DataFrame:
+    """Which rows of the bank dominate each token's query? X (T, d_model), bank (d_model, dh).
+
+    Row i contributes x_i * bank[i]; its size is |x_i| * ||bank[i]||. Per token: the k largest rows,
+    their share of the total size, and how many rows (largest first) it takes to reach half of it.
+    """
+    size = X.abs() * bank.norm(dim=1)  # (T, d_model)
+    share = size / size.sum(1, keepdim=True)
+    rows = []
+    for tok, s in zip(tokens, share):
+        top = torch.topk(s, k)
+        cumulative = torch.sort(s, descending=True).values.cumsum(0)
+        rows.append(
+            {
+                "token": tok,
+                f"top {k} rows": top.indices.tolist(),
+                f"share of top {k}": float(top.values.sum()),
+                "rows for half": int((cumulative < 0.5).sum()) + 1,
+            }
+        )
+    return pd.DataFrame(rows).set_index("token")
 
 
 PLACE_SOURCES = {  # tracing.PLACES -> (queries from, keys and values from, mask)

@@ -1,5 +1,5 @@
-"""course_utils.heads: roles and alignment, batched traces vs one-by-one, head statistics, interventions,
-the query bank, and the widget's plot function."""
+"""course_utils.heads (batched traces vs one-by-one, head statistics, the widget's plot function), with the
+modules 09 also reads: roles (roles and alignment), interventions (scored patches), projections (the query bank)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import torch
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from course_utils import heads, tracing, widgets  # noqa: E402
+from course_utils import heads, interventions, projections, roles, tracing, widgets  # noqa: E402
 from course_utils.data import load_pairs  # noqa: E402
 from course_utils.errors import UnknownWordError  # noqa: E402
 from course_utils.training import exact_match  # noqa: E402
@@ -23,31 +23,31 @@ from course_utils.training import exact_match  # noqa: E402
 
 
 def test_roles_examples():
-    assert heads.english_roles("we want to eat apple") == ["subject", "modal", "modal", "verb", "object"]
-    assert heads.english_roles("he eats bread") == ["subject", "verb", "object"]
-    assert heads.german_roles("wir wollen einen apfel essen", "want") == [
+    assert roles.english_roles("we want to eat apple") == ["subject", "modal", "modal", "verb", "object"]
+    assert roles.english_roles("he eats bread") == ["subject", "verb", "object"]
+    assert roles.german_roles("wir wollen einen apfel essen", "want") == [
         "subject",
         "modal",
         "object",
         "object",
         "verb",
     ]
-    assert heads.german_roles("er isst brot", "plain") == ["subject", "verb", "object"]
+    assert roles.german_roles("er isst brot", "plain") == ["subject", "verb", "object"]
     with pytest.raises(ValueError):
-        heads.english_roles("eat apple")
+        roles.english_roles("eat apple")
 
 
 def test_every_pair_aligns(all_pairs):
     """Every German role has an English counterpart, and every English role a German one."""
     for p in all_pairs:
-        en, de = heads.english_roles(p.english), heads.german_roles(p.german, p.pattern)
+        en, de = roles.english_roles(p.english), roles.german_roles(p.german, p.pattern)
         assert len(en) == len(p.english.split()) and len(de) == len(p.german.split())
         assert set(de) == set(en), p
 
 
 def test_aligned_mass_matches_role_sums(shipped_model):
     trace = tracing.run_with_trace(shipped_model, "i would like to read book", target="ich möchte ein buch lesen")
-    got = heads.aligned_mass(trace, 1, 0)
+    got = roles.aligned_mass(trace, 1, 0)
     w = trace["decoder.1.cross.weights"][0]
     assert [word for word, _ in got] == ["ich", "möchte", "ein", "buch", "lesen"]
     assert got[1][1] == pytest.approx(float(w[1, 1:4].sum()))  # möchte <- would like to
@@ -226,19 +226,19 @@ def test_head_difference_known_values_on_a_toy_batch():
 
 def test_accuracy_equals_exact_match(shipped_model, all_pairs):
     train_pairs, heldout = load_pairs("train"), load_pairs("heldout")
-    assert heads.accuracy(shipped_model, all_pairs) == {
+    assert interventions.accuracy(shipped_model, all_pairs) == {
         "train": exact_match(shipped_model, train_pairs),
         "heldout": exact_match(shipped_model, heldout),
     }
     patches = {"decoder.0.cross.x1": tracing.ablate_head(0)}
     with tracing.patch(shipped_model, patches):
         want = {"train": exact_match(shipped_model, train_pairs), "heldout": exact_match(shipped_model, heldout)}
-    assert heads.accuracy(shipped_model, all_pairs, patches) == want
+    assert interventions.accuracy(shipped_model, all_pairs, patches) == want
     assert not any(m._forward_hooks for m in shipped_model.modules())
 
 
 def test_score_interventions_table(shipped_model, all_pairs):
-    table = heads.score_interventions(
+    table = interventions.score_interventions(
         shipped_model,
         all_pairs[::12],
         {"none": {}, "uniform cross": {"decoder.*.cross.weights": tracing.uniform_attention}},
@@ -253,24 +253,26 @@ def test_score_interventions_table(shipped_model, all_pairs):
 @pytest.mark.parametrize("prefix", ["encoder.0.self", "encoder.1.self", "decoder.0.self", "decoder.1.cross"])
 def test_query_bank_reproduces_q(shipped_model, prefix):
     trace = tracing.run_with_trace(shipped_model, "they can read letter", target="sie können einen brief lesen")
-    tokens, X = heads.query_inputs(shipped_model, "they can read letter", prefix, target="sie können einen brief lesen")
+    tokens, X = projections.query_inputs(
+        shipped_model, "they can read letter", prefix, target="sie können einen brief lesen"
+    )
     assert tokens == trace.query_tokens(f"{prefix}.q")
-    mha = heads._mha(shipped_model, prefix)
+    mha = projections._mha(shipped_model, prefix)
     for h in range(mha.n_heads):
-        bank, bias = heads.query_bank(shipped_model, prefix, h)
+        bank, bias = projections.head_query_bank(shipped_model, prefix, h)
         assert bank.shape == (mha.d_model, mha.d_head)
         assert torch.equal(
             bank, mha.w_q.weight[h * mha.d_head : (h + 1) * mha.d_head].T
         )  # rows of W^Q = columns of weight
         assert torch.allclose(X @ bank + bias, trace[f"{prefix}.q"][h], atol=1e-5)
     with pytest.raises(IndexError):
-        heads.query_bank(shipped_model, prefix, 2)
+        projections.head_query_bank(shipped_model, prefix, 2)
 
 
 def test_contributions_on_a_toy_bank():
     bank = torch.eye(4)  # rows of norm 1
     x = torch.tensor([[4.0, 3.0, 2.0, 1.0]])
-    table = heads.contributions(["w"], x, bank, k=2)
+    table = projections.contributions(["w"], x, bank, k=2)
     assert table.loc["w", "top 2 rows"] == [0, 1]
     assert table.loc["w", "share of top 2"] == pytest.approx(0.7)
     assert table.loc["w", "rows for half"] == 2  # 0.4, then 0.7 >= 0.5

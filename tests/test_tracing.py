@@ -431,9 +431,9 @@ def test_weight_interventions_get_the_mask_not_the_weights_sign():
 
 
 def test_query_inputs_equal_the_q_input_hook(course):
-    from course_utils import heads
+    from course_utils import projections
 
-    tokens, X = heads.query_inputs(course.model, "we eat bread", "encoder.0.self")
+    tokens, X = projections.query_inputs(course.model, "we eat bread", "encoder.0.self")
     trace = run_with_trace(course.model, "we eat bread", names=["encoder.embed"])
     assert tokens == ["we", "eat", "bread"]
     torch.testing.assert_close(X, trace["encoder.embed"], rtol=0, atol=0)

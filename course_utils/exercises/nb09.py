@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import torch
 
-from .. import heads
 from ..data import encode_source, encode_target, pad_batch
+from ..interventions import accuracy
+from ..projections import head_query_bank, query_inputs
 from ..tracing import ablate_head, patch, run_with_trace
 from . import feedback
 
@@ -16,8 +17,8 @@ EXAMPLE_SENTENCE, EXAMPLE_TARGET = "we would like to drink tea", "wir möchten t
 
 def check_q_from_bank(q_from_bank, model, prefix: str = "decoder.1.cross", head: int = 1) -> bool:
     """q_from_bank(x (d_model,), bank (d_model, dh), bias (dh,)) -> q (dh,) must give the model's q for every token."""
-    bank, bias = heads.query_bank(model, prefix, head)
-    tokens, X = heads.query_inputs(model, EXAMPLE_SENTENCE, prefix, target=EXAMPLE_TARGET)
+    bank, bias = head_query_bank(model, prefix, head)
+    tokens, X = query_inputs(model, EXAMPLE_SENTENCE, prefix, target=EXAMPLE_TARGET)
     q_model = run_with_trace(model, EXAMPLE_SENTENCE, target=EXAMPLE_TARGET, names=[f"{prefix}.q"])[f"{prefix}.q"][head]
     try:
         got = [q_from_bank(x.clone(), bank.clone(), bias.clone()) for x in X]
@@ -112,7 +113,7 @@ def check_remove_cross_layer(patches, model, pairs) -> bool:
         return feedback(False, "", f"running with your patches raised {type(exc).__name__}: {exc}")
     want, plain = _logits(model, sample, reference_patches(0)), _logits(model, sample, {})
     if torch.allclose(got, want, atol=1e-5):
-        acc = heads.accuracy(model, pairs, patches)
+        acc = accuracy(model, pairs, patches)
         return feedback(
             True,
             f"without cross-attention layer 0 the model translates {acc['train']:.1%} of the training "
