@@ -14,6 +14,8 @@ from sklearn.decomposition import PCA
 from sklearn.manifold import TSNE
 from threadpoolctl import threadpool_limits
 
+from .tracing import place_of, trace_key
+
 
 @dataclass
 class LabelledVectors:
@@ -46,7 +48,7 @@ def collect_vectors(
     """Gather vectors from training snapshots (epoch -> sentence -> Trace).
 
     prefix: "encoder.0.self", "decoder.1.cross", ...; kinds may include "out", "concat" and
-    "layer_out" (the layer output, f"{side}.{layer}.layer_out"). head=None: all heads side by side.
+    "layer_out" (the layer output: tracing.trace_key). head=None: all heads side by side.
     Every vector is labelled with the token its row belongs to (keys/values of cross-attention:
     the English source token).
     """
@@ -55,14 +57,14 @@ def collect_vectors(
     if missing:
         raise KeyError(f"no snapshot at epoch(s) {missing}; snapshots exist at {sorted(snapshots)}")
     rows, vecs = [], []
-    side, layer = prefix.split(".")[:2]
+    place, layer = place_of(prefix), int(prefix.split(".")[1])
     for epoch in epochs:
         for sentence in sentences:
             if sentence not in snapshots[epoch]:
                 raise KeyError(f"{sentence!r} was not traced; traced sentences: {sorted(snapshots[epoch])}")
             trace = snapshots[epoch][sentence]
             for kind in kinds:
-                key = f"{side}.{layer}.layer_out" if kind == "layer_out" else f"{prefix}.{kind}"
+                key = trace_key(place, layer, kind)
                 V = trace.vectors(key, head)
                 for pos, (tok, v) in enumerate(zip(trace.tokens(key), V)):
                     if words is not None and tok not in words:

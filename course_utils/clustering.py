@@ -82,7 +82,7 @@ def context_distance_table(
         for kind in kinds:
             if kind not in VECTOR_KINDS:
                 raise ValueError(f"kind must be one of {VECTOR_KINDS}; got {kind!r}")
-            key = trace_key(place_of(prefix), int(prefix.split(".")[1]), kind)
+            key = trace_key(place_of(prefix), int(prefix.split(".")[1]), kind)  # as analysis.collect_vectors
             for epoch in epochs:
                 t1, t2 = snapshots[epoch][s1], snapshots[epoch][s2]
                 if word not in t1.tokens(key) or word not in t2.tokens(key):

@@ -19,7 +19,7 @@ import torch
 from .data import encode_source, tokenize
 from .errors import CourseInputError, UnknownWordError
 from .plotting import decoder_row_labels, fixed_layout, heatmap
-from .tracing import PLACE_NAMES, PLACES, place_prefix, record, run_with_trace
+from .tracing import PLACE_NAMES, PLACES, place_prefix, record, run_with_trace, trace_key
 
 # A toy vocabulary and an explicit W^Q in the forum's convention (x · W^Q): one row per word, d_k = 3.
 TOY_VOCAB = ["eat", "drink", "read", "apple"]
@@ -63,7 +63,7 @@ def layer_input(model, sentence, layer: int = 0) -> tuple[torch.Tensor, list[str
     if not 0 <= layer < len(model.encoder):
         raise IndexError(f"layer {layer} out of range: the encoder has layers 0..{len(model.encoder) - 1}")
     words = tokenize(sentence)
-    key = f"encoder.{layer}.self.q_input"
+    key = trace_key("encoder self", layer, "q_input")
     src = torch.tensor([encode_source(model.src_vocab, words, model.cfg.max_len)])
     with record(model, key) as cache:
         model.encode(src)  # the encoder alone: no translation needed
