@@ -20,10 +20,10 @@ import torch
 
 from .data import Pair
 from .model import Translator
-from .plotting import decoder_row_labels, plot_attention, show_heatmaps
+from .plotting import decoder_row_labels, show_heatmaps
 from .roles import ROLES, english_roles, german_roles
 from .stepwise import entropy
-from .tracing import PLACE_NAMES, PLACES, place_of, record_pairs, run_with_trace, trace_key
+from .tracing import PLACE_NAMES, PLACES, record_pairs, trace_key
 
 __all__ = ["decoder_row_labels"]  # re-exported: notebook 05 imports it from here
 
@@ -273,36 +273,4 @@ def plot_roles(batch: BatchTrace, place: str, layer: int):
         suptitle=f"Where each {PLACE_NAMES[place]} head looks, by word role (mean over all {len(batch.pairs)} pairs)",
         xlabel=xlabel,
         ylabel=ylabel,
-    )
-
-
-def plot_heads(trace, side: str, layer: int, place: str, title: str = ""):
-    """Every head of one place in a Trace, side by side (`plotting.plot_attention`); side "encoder"/"decoder",
-    place "self"/"cross" as in trace keys; panels titled "decoder layer 1 cross-attention, head 0"."""
-    where = place_of(f"{side}.{layer}.{place}")
-    name = {"self": "self-attention", "cross": "cross-attention"}[place]
-    n_heads = trace[trace_key(where, layer, "weights")].shape[0]
-    titles = [f"{side} layer {layer} {name}, head {h}" for h in range(n_heads)]
-    return plot_attention(trace, where, layer, title=title, panel_titles=titles)
-
-
-# ---------------------------------------------------------------- the widget's plot
-
-
-def plot_head(sentence: str, place: str = "cross", layer: int = 0, head: int = 0, model: Translator | None = None):
-    """One head's attention for any sentence (the decoder reads the model's own translation):
-    `plotting.plot_attention` of a fresh trace."""
-    if model is None:
-        raise ValueError("pass the model, e.g. functools.partial(plot_head, model=course.model)")
-    trace_key(place, 0, "weights")  # a clear error for a bad place, before tracing
-    n_layers = len(model.encoder)
-    if not 0 <= layer < n_layers:
-        raise IndexError(f"layer {layer} out of range: layers are 0..{n_layers - 1}")
-    trace = run_with_trace(model, sentence)  # UnknownWordError (a ValueError) for words it does not know
-    return plot_attention(
-        trace,
-        place,
-        layer,
-        head,
-        title=f"{' '.join(trace.src_tokens)!r} → {' '.join(trace.translation)!r}",
     )

@@ -3,7 +3,7 @@
     qkv_of_sentence(model, "we want to eat apple")              # {"q","k","v"}: (H, T, dh), from the layer's input
     plot_word_qkv(model, "we want to eat apple", "eat", head=0)  # the widget view: a 3 x dh heatmap
     places_table(trace)                                          # the three places attention happens
-    head_query_bank(model, "decoder.0.cross", head=0)            # 09: one head's bank in a trained model
+    query_bank(model, "decoder.0.cross", head=0)                 # 09: one head's bank in a trained model
 
 PyTorch convention: nn.Linear computes x · weightᵀ + bias, with weight of shape (out, in). The forum's
 W^Q (x · W^Q, one query per row) is therefore `w_q.weight.T`: its rows are the columns of `w_q.weight`.
@@ -43,9 +43,29 @@ def one_hot(word: str, vocab=TOY_VOCAB) -> torch.Tensor:
     return x
 
 
-def query_bank(linear: torch.nn.Linear) -> torch.Tensor:
-    """The forum's W^Q (d_in, d_out) = linear.weightᵀ: row i is the query that input feature i contributes."""
-    return linear.weight.detach().T
+def query_bank(source, prefix: str | None = None, head: int | None = None):
+    """W^Q read as a bank of queries, in the forum's convention (q = x · W^Q + b): row i is the query that input
+    feature i contributes. nn.Linear stores its weight as (out, in), so the bank is its transpose: the forum's
+    "rows of W^Q" are columns of w_q.weight.
+
+        query_bank(attn.w_q)                       # 02: an nn.Linear -> (d_in, d_out) = w_q.weight.T
+        query_bank(model, "decoder.1.cross", 1)    # 09: head 1 of a trained model -> (bank (d_model, dh), bias (dh,))
+        query_bank(model, "decoder.1.cross")       # every head -> (bank (d_model, d_model), bias (d_model,))
+
+    With a model, `prefix` names the attention block ("encoder.0.self", "decoder.1.cross", ...) and q_head =
+    x @ bank + bias = sum_i x_i * bank[i] + bias.
+    """
+    if prefix is None:
+        if head is not None:
+            raise CourseInputError("a head needs a model and a prefix: query_bank(model, 'decoder.1.cross', head)")
+        return source.weight.detach().T
+    mha = _mha(source, prefix)
+    if head is None:
+        return query_bank(mha.w_q).clone(), mha.w_q.bias.detach().clone()
+    if not 0 <= head < mha.n_heads:
+        raise IndexError(f"head {head} out of range: {prefix} has heads 0..{mha.n_heads - 1}")
+    sl = slice(head * mha.d_head, (head + 1) * mha.d_head)
+    return head_banks(mha.w_q, mha.n_heads)[head].clone(), mha.w_q.bias[sl].detach().clone()
 
 
 def head_banks(linear: torch.nn.Linear, n_heads: int) -> list[torch.Tensor]:
@@ -165,21 +185,6 @@ def plot_singular_values(spectra: dict[str, np.ndarray], title: str = "Singular 
 
 
 # ---- 09: one head's W^Q in a trained model, and which of its rows make each query ----
-
-
-def head_query_bank(model, prefix: str, head: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Head `head`'s slice of W^Q (forum convention, q = x·W^Q + b) at `prefix` ("encoder.0.self", "decoder.1.cross", ...).
-
-    Returns (bank (d_model, dh), bias (dh,)). Row i of the bank is the "query" that input feature i
-    contributes: q_head = x @ bank + bias = sum_i x_i * bank[i] + bias. nn.Linear stores its weight as
-    (out, in), so the bank is the transpose of the head's rows of w_q.weight: the forum's "rows of W^Q"
-    are columns of w_q.weight.
-    """
-    mha = _mha(model, prefix)
-    if not 0 <= head < mha.n_heads:
-        raise IndexError(f"head {head} out of range: {prefix} has heads 0..{mha.n_heads - 1}")
-    sl = slice(head * mha.d_head, (head + 1) * mha.d_head)
-    return head_banks(mha.w_q, mha.n_heads)[head].clone(), mha.w_q.bias[sl].detach().clone()
 
 
 def _mha(model, prefix: str):

@@ -4,7 +4,6 @@
     score_stats(d, divisor)            03: std of q·k/divisor, max weight and entropy of the softmax
     real_scores(model, pairs)          03: the scores q·k/√dh of every real, allowed (query, key) pair
     plot_scaling(d, divide_by)         03: the scale slider's picture
-    plot_head(trace, layer, place, head)  04: the layer / place / head picker's picture (plotting.plot_attention)
     record_batch(model, pairs, names)  04: record hooked tensors for many sentence pairs at once
 
 How different the heads' weights are (04, claim F5) is measured by `heads.head_differences`, as in 09, and how
@@ -21,7 +20,7 @@ import math
 import matplotlib.pyplot as plt
 import torch
 
-from .plotting import fixed_layout, plot_attention
+from .plotting import fixed_layout
 from .tracing import PLACES, record_pairs, trace_key
 
 # ---- 03: a tiny sentence with hand-made 2-D word vectors ----
@@ -164,15 +163,6 @@ def real_scores(model, pairs) -> dict[tuple[str, int], torch.Tensor]:
     return out
 
 
-# ---- 04: pick a layer, a place and a head of the trained model ----
-
-
-def plot_head(trace, layer: int = 0, place: str = "encoder self", head="all"):
-    """Attention weights of one place (tracing.PLACES) of a Trace; head "all" or an int (one panel per head).
-    The course's one attention heatmap, `plotting.plot_attention`, with the widget's argument order."""
-    return plot_attention(trace, place, layer, head)
-
-
 # ---- 04: many sentences at once ----
 
 
@@ -211,7 +201,6 @@ __all__ = [
     "score_stats",
     "real_scores",
     "plot_scaling",
-    "plot_head",
     "record_batch",
     "timing_ms",
 ]

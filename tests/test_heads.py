@@ -17,6 +17,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from course_utils import heads, interventions, projections, roles, tracing, widgets  # noqa: E402
 from course_utils.data import load_pairs  # noqa: E402
 from course_utils.errors import UnknownWordError  # noqa: E402
+from course_utils.plotting import plot_attention  # noqa: E402
 from course_utils.training import exact_match  # noqa: E402
 
 # ---------------------------------------------------------------- roles and alignment
@@ -259,14 +260,14 @@ def test_query_bank_reproduces_q(shipped_model, prefix):
     assert tokens == trace.query_tokens(f"{prefix}.q")
     mha = projections._mha(shipped_model, prefix)
     for h in range(mha.n_heads):
-        bank, bias = projections.head_query_bank(shipped_model, prefix, h)
+        bank, bias = projections.query_bank(shipped_model, prefix, h)
         assert bank.shape == (mha.d_model, mha.d_head)
         assert torch.equal(
             bank, mha.w_q.weight[h * mha.d_head : (h + 1) * mha.d_head].T
         )  # rows of W^Q = columns of weight
         assert torch.allclose(X @ bank + bias, trace[f"{prefix}.q"][h], atol=1e-5)
     with pytest.raises(IndexError):
-        projections.head_query_bank(shipped_model, prefix, 2)
+        projections.query_bank(shipped_model, prefix, 2)
 
 
 def test_contributions_on_a_toy_bank():
@@ -278,11 +279,17 @@ def test_contributions_on_a_toy_bank():
     assert table.loc["w", "rows for half"] == 2  # 0.4, then 0.7 >= 0.5
 
 
-# ---------------------------------------------------------------- the widget's plot function
+# ---------------------------------------------------------------- the widget's plot function (notebook 09)
 
 
-def test_plot_head_draws_and_labels(shipped_model):
-    fig = heads.plot_head("we eat bread", "cross", 0, 1, model=shipped_model)
+def head_view(sentence, place="cross", layer=0, head=0, *, model):
+    """Notebook 09's widget view: plotting.plot_attention of a fresh trace of any sentence."""
+    trace = tracing.run_with_trace(model, sentence)
+    return plot_attention(trace, place, layer, head, title=f"{' '.join(trace.src_tokens)!r}")
+
+
+def test_plot_attention_of_a_fresh_trace_draws_and_labels(shipped_model):
+    fig = head_view("we eat bread", "cross", 0, 1, model=shipped_model)
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_yticklabels()] == [
         "<bos> → wir",
@@ -305,10 +312,10 @@ def test_plot_head_draws_and_labels(shipped_model):
         ({"sentence": "   "}, ValueError, "empty"),
     ],
 )
-def test_plot_head_bad_choices_give_messages(shipped_model, choices, exc, text):
+def test_head_view_bad_choices_give_messages(shipped_model, choices, exc, text):
     with pytest.raises(exc, match=text):
-        heads.plot_head(model=shipped_model, **choices)
-    message = widgets.render(lambda **c: heads.plot_head(model=shipped_model, **c), choices, widgets.widgets.Output())
+        head_view(model=shipped_model, **choices)
+    message = widgets.render(lambda **c: head_view(model=shipped_model, **c), choices, widgets.widgets.Output())
     assert message is not None and text in message and "Traceback" not in message
     plt.close("all")
 

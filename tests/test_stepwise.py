@@ -13,6 +13,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from course_utils import stepwise  # noqa: E402
 from course_utils.data import load_pairs  # noqa: E402
+from course_utils.plotting import plot_attention  # noqa: E402
 from course_utils.tracing import run_with_trace  # noqa: E402
 from course_utils.widgets import render  # noqa: E402
 
@@ -57,14 +58,14 @@ def test_plot_scaling_and_bad_divisor():
         stepwise.divisor_value(64, "2d")
 
 
-def test_plot_head_and_widget_messages(course):
+def test_plot_attention_and_widget_messages(course):
     trace = run_with_trace(course.model, "we want to eat apple")
-    fig = stepwise.plot_head(trace, 1, "cross", 1)
+    fig = plot_attention(trace, "cross", 1, 1)
     assert [ax.get_title() for ax in fig.axes if ax.get_title()] == ["cross-attention, layer 1, head 1"]
     rows = [t.get_text() for t in fig.axes[0].get_yticklabels()]
     assert rows[0] == f"<bos> → {trace.translation[0]}" and rows[-1] == f"{trace.translation[-1]} → <eos>"
     assert len(rows) == len(trace.translation) + 1
-    fig = stepwise.plot_head(trace, 0, "encoder self")
+    fig = plot_attention(trace, "encoder self", 0)
     assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == trace.src_tokens
     assert len([ax for ax in fig.axes if ax.get_title()]) == course.model.cfg.n_heads
     plt.close("all")
@@ -72,11 +73,11 @@ def test_plot_head_and_widget_messages(course):
 
     out = w.Output()
     for bad in (
-        {"layer": 5, "place": "encoder self", "head": "all"},
-        {"layer": 0, "place": "encoder self", "head": 7},
-        {"layer": 0, "place": "middle", "head": "all"},
+        {"layer": 5, "place": "encoder self", "heads": "all"},
+        {"layer": 0, "place": "encoder self", "heads": 7},
+        {"layer": 0, "place": "middle", "heads": "all"},
     ):
-        message = render(lambda **c: stepwise.plot_head(trace, **c), bad, out)
+        message = render(lambda **c: plot_attention(trace, **c), bad, out)
         assert message and message.startswith("⚠")
 
 

@@ -6,7 +6,7 @@ import torch
 
 from ..data import encode_source, encode_target, pad_batch
 from ..interventions import accuracy
-from ..projections import head_query_bank, query_inputs
+from ..projections import query_bank, query_inputs
 from ..tracing import ablate_head, patch, run_with_trace
 from . import feedback
 
@@ -17,7 +17,7 @@ EXAMPLE_SENTENCE, EXAMPLE_TARGET = "we would like to drink tea", "wir möchten t
 
 def check_q_from_bank(q_from_bank, model, prefix: str = "decoder.1.cross", head: int = 1) -> bool:
     """q_from_bank(x (d_model,), bank (d_model, dh), bias (dh,)) -> q (dh,) must give the model's q for every token."""
-    bank, bias = head_query_bank(model, prefix, head)
+    bank, bias = query_bank(model, prefix, head)
     tokens, X = query_inputs(model, EXAMPLE_SENTENCE, prefix, target=EXAMPLE_TARGET)
     q_model = run_with_trace(model, EXAMPLE_SENTENCE, target=EXAMPLE_TARGET, names=[f"{prefix}.q"])[f"{prefix}.q"][head]
     try:
