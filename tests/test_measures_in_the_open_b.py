@@ -7,38 +7,15 @@ its first lines; only its function definitions are run (its small example is che
 nbval).
 """
 
-import ast
-import json
-import math
-from pathlib import Path
-
-import numpy as np
 import pytest
 import torch
+from notebook_cells import definitions  # noqa: E402  (tests/ is on sys.path under pytest)
 
 from course_utils import heads, stepwise
 from course_utils.data import load_pairs
 from course_utils.model import translate_batch
 from course_utils.tracing import PLACES
 from course_utils.training import exact_match, load_standard_model
-
-NOTEBOOKS = Path(__file__).parents[1] / "notebooks"
-
-
-def definitions(notebook: str, marker: str) -> dict:
-    """Exec the function definitions of the code cell whose first lines carry `# measure: <marker>`."""
-    nb = json.loads((NOTEBOOKS / notebook).read_text())
-    cells = [
-        "".join(c["source"])
-        for c in nb["cells"]
-        if c["cell_type"] == "code" and f"# measure: {marker}" in "".join(c["source"]).splitlines()[:3]
-    ]
-    assert len(cells) == 1, f"{notebook}: {len(cells)} cells marked '# measure: {marker}'"
-    tree = ast.parse(cells[0])
-    tree.body = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
-    namespace = {"np": np, "torch": torch, "math": math}
-    exec(compile(tree, f"{notebook} [{marker}]", "exec"), namespace)
-    return namespace
 
 
 @pytest.fixture(scope="module")
