@@ -177,19 +177,6 @@ def record_batch(model, pairs, names="*.weights"):
     return cache, src != 0, tgt_in != 0
 
 
-def timing_ms(fn, *args, repeat: int = 3, **kwargs) -> float:
-    """Best-of-`repeat` wall time of fn(*args, **kwargs) in milliseconds (figures are closed)."""
-    import time
-
-    best = float("inf")
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn(*args, **kwargs)
-        best = min(best, time.perf_counter() - t)
-        plt.close("all")
-    return best * 1e3
-
-
 __all__ = [
     "TOY_VECTORS",
     "TOY_FEATURES",
@@ -202,5 +189,4 @@ __all__ = [
     "real_scores",
     "plot_scaling",
     "record_batch",
-    "timing_ms",
 ]
