@@ -84,7 +84,7 @@ def dot_matrix(vectors: dict) -> np.ndarray:
     return X @ X.T
 
 
-def cosine_matrix(vectors: dict) -> np.ndarray:
+def cosine_matrix_of(vectors: dict) -> np.ndarray:
     """(N, N) matrix of all pairwise cosines (`analysis.cosine_matrix` of the dict's vectors with themselves)."""
     X, _ = as_matrix(vectors)
     return analysis.cosine_matrix(X, X)
@@ -228,7 +228,7 @@ __all__ = [
     "dot",
     "cosine",
     "dot_matrix",
-    "cosine_matrix",
+    "cosine_matrix_of",
     "topic_check",
     "plot_sentence_vectors",
     "plot_pair",

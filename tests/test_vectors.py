@@ -18,7 +18,7 @@ from course_utils.vectors import (
     WORDS_2D,
     as_matrix,
     cosine,
-    cosine_matrix,
+    cosine_matrix_of,
     dot,  # noqa: E402
     dot_matrix,
     plot_pair,
@@ -61,7 +61,7 @@ def test_dot_and_cosine_match_a_computation_by_hand(vectors):
 
 @pytest.mark.parametrize("vectors", [SENTENCES_2D, SENTENCES_3D], ids=["2d", "3d"])
 def test_matrices_match_a_computation_by_hand(vectors):
-    D, C = dot_matrix(vectors), cosine_matrix(vectors)
+    D, C = dot_matrix(vectors), cosine_matrix_of(vectors)
     X, labels = as_matrix(vectors)
     n = len(vectors)
     assert D.shape == C.shape == (n, n) and labels == list(vectors)
@@ -110,13 +110,16 @@ def _assert_same_topic_check(got, want):
 
 def test_topic_check_2d_and_3d():
     for vectors in (SENTENCES_2D, SENTENCES_3D):
-        for M in (dot_matrix(vectors), cosine_matrix(vectors)):
+        for M in (dot_matrix(vectors), cosine_matrix_of(vectors)):
             _assert_same_topic_check(topic_check(M, vectors), _topic_check_by_hand(M, vectors))
-    d2, c2 = topic_check(dot_matrix(SENTENCES_2D), SENTENCES_2D), topic_check(cosine_matrix(SENTENCES_2D), SENTENCES_2D)
+    d2, c2 = (
+        topic_check(dot_matrix(SENTENCES_2D), SENTENCES_2D),
+        topic_check(cosine_matrix_of(SENTENCES_2D), SENTENCES_2D),
+    )
     assert all(d2["per_sentence"].values()) and all(c2["per_sentence"].values())
     assert not d2["global_ok"] and d2["worst_cross"] == ("drink beer", "read newspaper")
     assert c2["global_ok"]
-    for M in (dot_matrix(SENTENCES_3D), cosine_matrix(SENTENCES_3D)):
+    for M in (dot_matrix(SENTENCES_3D), cosine_matrix_of(SENTENCES_3D)):
         r = topic_check(M, SENTENCES_3D)
         assert r["global_ok"] and all(r["per_sentence"].values())
 
