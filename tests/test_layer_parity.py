@@ -54,6 +54,17 @@ def _grads(module) -> dict[str, torch.Tensor]:
     return {n: p.grad.clone() for n, p in module.named_parameters() if p.grad is not None}
 
 
+def _assert_attention_grads_equal(ga, gb, ours: str, theirs: str) -> None:
+    """Our W_Q, W_K, W_V gradients stacked equal PyTorch's in_proj gradient; W_O's equals out_proj's."""
+    torch.testing.assert_close(
+        torch.cat([ga[f"{ours}.w_q.weight"], ga[f"{ours}.w_k.weight"], ga[f"{ours}.w_v.weight"]]),
+        gb[f"{theirs}.in_proj_weight"],
+        rtol=1e-4,
+        atol=1e-5,
+    )
+    torch.testing.assert_close(ga[f"{ours}.w_o.weight"], gb[f"{theirs}.out_proj.weight"], rtol=1e-4, atol=1e-5)
+
+
 @pytest.mark.parametrize("seed", [0, 1])
 def test_encoder_layer_equals_torch_transformer_encoder_layer(seed):
     torch.manual_seed(seed)
@@ -70,13 +81,7 @@ def test_encoder_layer_equals_torch_transformer_encoder_layer(seed):
     a[real].square().sum().backward()
     b[real].square().sum().backward()
     ga, gb = _grads(ours), _grads(theirs)
-    torch.testing.assert_close(
-        torch.cat([ga["self_attn.w_q.weight"], ga["self_attn.w_k.weight"], ga["self_attn.w_v.weight"]]),
-        gb["self_attn.in_proj_weight"],
-        rtol=1e-4,
-        atol=1e-5,
-    )
-    torch.testing.assert_close(ga["self_attn.w_o.weight"], gb["self_attn.out_proj.weight"], rtol=1e-4, atol=1e-5)
+    _assert_attention_grads_equal(ga, gb, "self_attn", "self_attn")
     torch.testing.assert_close(ga["ff.0.weight"], gb["linear1.weight"], rtol=1e-4, atol=1e-5)
     torch.testing.assert_close(ga["ff.3.weight"], gb["linear2.weight"], rtol=1e-4, atol=1e-5)
     torch.testing.assert_close(ga["norm2.weight"], gb["norm2.weight"], rtol=1e-4, atol=1e-5)
@@ -103,13 +108,7 @@ def test_decoder_layer_equals_torch_transformer_decoder_layer(seed):
     b[tgt_real].square().sum().backward()
     ga, gb = _grads(ours), _grads(theirs)
     for o, t in (("self_attn", "self_attn"), ("cross_attn", "multihead_attn")):
-        torch.testing.assert_close(
-            torch.cat([ga[f"{o}.w_q.weight"], ga[f"{o}.w_k.weight"], ga[f"{o}.w_v.weight"]]),
-            gb[f"{t}.in_proj_weight"],
-            rtol=1e-4,
-            atol=1e-5,
-        )
-        torch.testing.assert_close(ga[f"{o}.w_o.weight"], gb[f"{t}.out_proj.weight"], rtol=1e-4, atol=1e-5)
+        _assert_attention_grads_equal(ga, gb, o, t)
     torch.testing.assert_close(ga["ff.0.weight"], gb["linear1.weight"], rtol=1e-4, atol=1e-5)
     torch.testing.assert_close(ga["norm3.bias"], gb["norm3.bias"], rtol=1e-4, atol=1e-5)
 

@@ -6,6 +6,7 @@ import math
 
 import torch
 
+from ..model import INITS  # the one list of initialisations
 from ..stepwise import score_stats, toy_embeddings
 from . import feedback
 
@@ -71,7 +72,6 @@ def check_apple_attends_to_eat(W_Q, W_K) -> bool:
     )
 
 
-INITS = ("xavier", "torch_default")
 GUESS_PLACEHOLDER = "?"
 
 

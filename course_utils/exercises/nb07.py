@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..training import SEEDS  # exercise 3: the shipped seeds of the learned-PE model
 from . import feedback
 
 SCRAMBLED = "can we apple eat"  # exercise 1: "we can eat apple" with both pairs of words swapped
@@ -14,7 +15,6 @@ SYMMETRY = {  # exercise 2: what happens to each thing when the English words ar
     "encoder layer-0 attention weights, no PE": "equivariant",
     "the translation, no PE": "invariant",
 }
-SEEDS = (0, 1, 2, 3, 4)  # exercise 3: the shipped seeds of the learned-PE model (training.SEEDS)
 FIVE_WORDS = "i can eat apple book"  # exercise 3
 
 
