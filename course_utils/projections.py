@@ -158,28 +158,44 @@ def plot_query_bank(linear: torch.nn.Linear, n_heads: int, title: str = "$W^Q$ a
     return fig
 
 
-def plot_singular_values(spectra: dict[str, np.ndarray], title: str = "Singular values"):
-    """One line per named spectrum (sorted singular values), log scale."""
-    fig, ax = plt.subplots(figsize=(6.5, 3.6))
-    colours = {}
-    for name, s in spectra.items():  # same colour and marker for the same matrix; dashed = "init" in the name
-        c = colours.setdefault(name.split()[0], f"C{len(colours)}")  # C0, C1, C2: the course's Q, K, V colours
-        mk = "os^D"[list(colours).index(name.split()[0]) % 4]  # a marker too: colour is not the only cue
-        ax.plot(
-            np.arange(1, len(s) + 1),
-            s,
-            marker=mk,
-            ms=3,
-            markevery=4,
-            label=name,
-            color=c,
-            ls="--" if "init" in name else "-",
-        )
-    ax.set_yscale("log")
-    ax.set_xlabel("index (largest first)")
-    ax.set_ylabel("singular value (log scale)")
-    ax.set_title(title)
-    ax.legend(fontsize=8)
+def plot_singular_values(
+    spectra: dict[str, np.ndarray], title: str = "Singular values", band=None, band_label: str = "range"
+):
+    """What training did to each direction of a matrix: trained / initial singular value, direction by direction.
+
+    spectra: {"<name> trained": s, "<name> init": s0, ...} (singular values, largest first), e.g. "$W^Q$ trained";
+    one panel per name (equal sizes, shared log y axis), a line at 1 (= unchanged), and the weak directions of the
+    initial matrix (below 10 % of its largest singular value) shaded. band: optional {"<name>": (low, high)} per-direction
+    ratios drawn as a light range behind the line (e.g. over seeds), labelled band_label.
+    """
+    import re
+
+    from .plotting import KIND_COLOURS
+
+    names = [n[: -len(" trained")] for n in spectra if n.endswith(" trained")]
+    fig, axes = plt.subplots(1, len(names), figsize=(3.4 * len(names), 3.4), sharey=True, squeeze=False)
+    for i, (ax, name) in enumerate(zip(axes[0], names)):
+        s, s0 = np.asarray(spectra[f"{name} trained"]), np.asarray(spectra[f"{name} init"])
+        letter = re.search(r"W\^\{?([A-Za-z])", name)
+        colour = KIND_COLOURS.get(letter.group(1).lower(), f"C{i}") if letter else f"C{i}"
+        idx = np.arange(1, len(s) + 1)
+        n_strong = int((s0 > 0.1 * s0[0]).sum())
+        ax.axvspan(n_strong + 0.5, len(s) + 0.5, color="0.88", zorder=0, label="weak at init (< 10 % of the largest)")
+        if band is not None and name in band:
+            lo, hi = band[name]
+            ax.fill_between(idx, lo, hi, color=colour, alpha=0.2, lw=0, label=band_label)
+        ax.axhline(1.0, color="0.3", lw=0.8, ls="--")
+        ax.plot(idx, s / s0, marker="o", ms=2.5, lw=1, color=colour, label=name)
+        ax.set_yscale("log")
+        ax.yaxis.set_major_locator(plt.LogLocator(base=2))  # ticks at ..., 0.25, 0.5, 1, 2, ...
+        ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:g}"))  # 0.5, 1, 2 instead of 2^x
+        ax.yaxis.set_minor_formatter(plt.NullFormatter())
+        ax.set_xlim(0.5, len(s) + 0.5)
+        ax.set_xlabel("direction (1 = strongest)")
+        ax.set_title(name, fontsize=10)
+    axes[0, 0].set_ylabel("trained / initial singular value\n(log scale; 1 = unchanged)")
+    axes[0, 0].legend(fontsize=7, loc="lower left")
+    fig.suptitle(title, fontsize=11)
     fig.set_layout_engine("tight")  # laid out when drawn: once per PNG in a widget
     return fig
 
