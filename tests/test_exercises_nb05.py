@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import math
+
 import torch
 from torch import nn
 from torch.nn import functional as F
 
-from course_utils.data import load_pairs
+from course_utils import training
+from course_utils.data import build_vocabs, load_pairs
 from course_utils.exercises import nb05
 from course_utils.heads import decoder_row_labels
-from course_utils.model import build_model, parameter_counts
+from course_utils.model import ModelConfig, build_model, parameter_counts
 from course_utils.tracing import run_with_trace
-from course_utils.training import load_standard_model, make_batches
+from course_utils.training import TrainConfig, load_standard_model, make_batches, single_thread
 
 
 def test_decoder_extra():
@@ -63,6 +66,37 @@ def test_shift_labels():
     assert not nb05.check_shift_labels(None)
 
 
+def untrained_first_loss() -> float:
+    """What the notebook's reveal cell computes: the seed-0 start's loss on the loop's first batch."""
+    pairs = load_pairs("train")
+    src_vocab, tgt_vocab = build_vocabs(pairs)
+    model = build_model(ModelConfig(), src_vocab, tgt_vocab, seed=0)
+    src, tgt = next(make_batches(model, pairs, TrainConfig().batch_size, torch.Generator().manual_seed(0)))
+    with torch.no_grad():
+        logits = model(src, tgt[:, :-1])
+    return nn.CrossEntropyLoss(ignore_index=0)(logits.reshape(-1, logits.shape[-1]), tgt[:, 1:].reshape(-1)).item()
+
+
+def test_first_loss_prediction(capsys):
+    first_loss = untrained_first_loss()
+    assert math.log(41) < first_loss < 1.15 * math.log(41)  # a little worse than an even spread
+
+    def verdict(guess):
+        ok = nb05.check_first_loss(guess, first_loss)
+        return ok, capsys.readouterr().out
+
+    assert verdict(math.log(41))[0] and verdict(first_loss)[0] and verdict(4)[0]  # the even spread, the exact loss
+    ok, out = verdict(None)  # the committed, unanswered state gives nothing away
+    assert not ok and "not answered yet" in out and "3.7" not in out and "4.1" not in out and "41" not in out
+    assert not verdict("four")[0]
+    assert "never below 0" in verdict(0)[1]  # "it knows nothing, so nothing to lose"
+    assert "more than a third" in verdict(0.5)[1]
+    assert "evenly" in verdict(2)[1]  # too optimistic
+    assert "not the number of choices" in verdict(41)[1]  # the loss is not the vocabulary size
+    assert "higher" in verdict(8)[1]
+    assert all("ln 41 = 3.71" in verdict(g)[1] for g in (0, 2, 41))  # once answered, the reason is given
+
+
 def test_training_step():
     def solution(model, opt, src, labels):  # the worked solution
         bos = torch.full((labels.shape[0], 1), model.tgt_vocab.stoi["<bos>"])
@@ -94,6 +128,7 @@ def test_training_step():
     assert not nb05.check_training_step(mistake(drop_last=False))  # input one column too long
     assert not nb05.check_training_step(mistake(zero_grad=False))  # gradients add up across steps
     assert not nb05.check_training_step(mistake(ignore_pad=False))  # <pad> scored
+    assert not nb05.check_training_step(mistake(axes="tb"))  # scores and labels flattened in different orders
     assert not nb05.check_training_step(lambda model, opt, src, labels: None)  # the notebook's placeholder body
 
     def no_step(model, opt, src, labels):
@@ -114,6 +149,15 @@ def test_training_step():
         opt.step()
         return loss.item()
 
+    def unflattened(model, opt, src, labels):  # (B, T, vocabulary) scores straight into the loss
+        logits = model(src, F.pad(labels[:, :-1], (1, 0), value=1))
+        loss = nn.CrossEntropyLoss(ignore_index=0)(logits, labels)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss.item()
+
+    assert not nb05.check_training_step(unflattened)
     assert not nb05.check_training_step(no_step)
     assert not nb05.check_training_step(no_return)
     assert not nb05.check_training_step(section_3_copied)
@@ -135,6 +179,36 @@ def test_training_step_hints(capsys):
     assert "zero_grad" in hint_for(mistake(zero_grad=False))
     assert "ignore_index=0" in hint_for(mistake(ignore_pad=False))
     assert "returns nothing yet" in hint_for(lambda model, opt, src, labels: None)
+    assert "flattened in different orders" in hint_for(mistake(axes="tb"))
+
+    def loss_of(scores_and_labels):  # a step whose loss line is given as a function of (logits, labels)
+        def step(model, opt, src, labels):
+            loss = scores_and_labels(model(src, F.pad(labels[:, :-1], (1, 0), value=1)), labels)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            return loss.item()
+
+        return step
+
+    ce = nn.CrossEntropyLoss(ignore_index=0)
+
+    def flat(logits, labels):
+        return logits.reshape(-1, logits.shape[-1]), labels.reshape(-1)
+
+    assert "wrong axis as the vocabulary" in hint_for(loss_of(lambda lg, y: ce(lg, y)))  # not flattened
+    assert "wrong axis as the vocabulary" in hint_for(
+        loss_of(lambda lg, y: ce(lg.reshape(lg.shape[-1], -1), y.reshape(-1)))
+    )
+    assert "scores first" in hint_for(loss_of(lambda lg, y: ce(y.reshape(-1), lg.reshape(-1, lg.shape[-1]))))
+
+    def no_step(model, opt, src, labels):  # zero_grad and backward, but the weights never move
+        loss = nn.CrossEntropyLoss(ignore_index=0)(*flat(model(src, F.pad(labels[:, :-1], (1, 0), value=1)), labels))
+        opt.zero_grad()
+        loss.backward()
+        return loss.item()
+
+    assert "opt.step()" in hint_for(no_step)
 
 
 def test_training_step_reference_equals_the_loop_of_section_3():
@@ -144,3 +218,18 @@ def test_training_step_reference_equals_the_loop_of_section_3():
     labels = tgt[:, 1:]
     assert torch.equal(torch.cat([torch.full((len(tgt), 1), nb05.BOS), labels[:, :-1]], dim=1), tgt[:, :-1])
     assert set(labels[:, -1].tolist()) <= {0, model.tgt_vocab.stoi["<eos>"]}  # the dropped column: <eos>/<pad>
+
+
+def test_training_step_reference_is_the_course_step():
+    """The checker's reference step, run over the six batches of epoch 1, gives training.train's weights bit for
+    bit (the same step as section 3's visible loop, which tests/test_training_in_the_open.py ties to train)."""
+    pairs = load_pairs("train")
+    src_vocab, tgt_vocab = build_vocabs(pairs)
+    with single_thread():
+        model = build_model(ModelConfig(), src_vocab, tgt_vocab, seed=0)
+        opt = torch.optim.Adam(model.parameters(), lr=TrainConfig().lr)
+        for src, tgt in make_batches(model, pairs, TrainConfig().batch_size, torch.Generator().manual_seed(0)):
+            nb05._step(model, opt, src, tgt[:, 1:])
+    ref = training.train(ModelConfig(), TrainConfig(epochs=1, snapshot_epochs=()), probes={}, log=None).model
+    mine, theirs = model.state_dict(), ref.state_dict()
+    assert mine.keys() == theirs.keys() and all(torch.equal(mine[k], theirs[k]) for k in theirs)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+import re
+
 import torch
 from torch import nn
 
@@ -124,6 +127,46 @@ def check_shift_labels(shift_labels) -> bool:
     )
 
 
+# ---- Predict before you look: the loss of the untrained model ----
+
+N_GERMAN = 41  # tokens in the German vocabulary, the specials included
+
+
+def check_first_loss(my_first_loss, first_loss: float) -> bool:
+    """Section 3's prompt: the learner's guess of the untrained model's loss on the first batch, compared with the
+    loss the next cell computes. Right within 15 % of it or of the even-spread loss ln 41."""
+    if my_first_loss is None:
+        return feedback(
+            False,
+            "",
+            "not answered yet: write your guess (a number) into my_first_loss in the cell above, run it, then re-run this one.",
+        )
+    try:
+        guess = float(my_first_loss)
+    except (TypeError, ValueError):
+        return feedback(False, "", f"give your guess as a number; got {my_first_loss!r}.")
+    even = math.log(N_GERMAN)  # −ln(1/41): every one of the 41 tokens equally likely
+    why = (
+        f"A model that has learned nothing gives each of the {N_GERMAN} German tokens about the same probability, "
+        f"1/{N_GERMAN}, so its loss is about −ln(1/{N_GERMAN}) = ln {N_GERMAN} = {even:.2f}. The random start is a "
+        f"little worse ({first_loss:.2f}): its scores are not all equal, so some wrong words get more than "
+        f"1/{N_GERMAN} and the right word, on average, less."
+    )
+    if 0.85 * even <= guess <= 1.15 * first_loss:
+        return feedback(True, f"{guess:g} against {first_loss:.2f}. {why}", "")
+    if guess <= 0:
+        return feedback(False, "", f"a loss −ln p is never below 0, and 0 means certain and right. {why}")
+    if guess < 1:
+        hint = "that would be a model that gives the right word more than a third of its probability"
+    elif guess < 0.85 * even:
+        hint = "lower than even a model that spreads its probability evenly would get"
+    elif guess >= N_GERMAN - 1:
+        hint = f"the loss is −ln p, not the number of choices: p of the right word is about 1/{N_GERMAN}"
+    else:
+        hint = "higher than the start gives"
+    return feedback(False, "", f"your guess {guess:g}, the untrained model {first_loss:.2f}: {hint}. {why}")
+
+
 # ---- Exercise 4: one training step, from labels ----
 #
 # The learner's step gets `labels` = w1 … wn <eos> (right-padded with 0), i.e. tgt[:, 1:] of section 3, and must
@@ -133,8 +176,11 @@ def check_shift_labels(shift_labels) -> bool:
 BOS = 1  # index of <bos> in the German vocabulary
 
 
-def _step(model, opt, src, labels, *, bos=True, drop_last=True, zero_grad=True, ignore_pad=True, copy=False) -> float:
-    """The reference step on (src, labels) (all flags default) and its typical mistakes."""
+def _step(
+    model, opt, src, labels, *, bos=True, drop_last=True, zero_grad=True, ignore_pad=True, copy=False, axes="bt"
+) -> float:
+    """The reference step on (src, labels) (all flags default) and its typical mistakes; axes="tb" flattens the
+    scores position-major but the labels sentence-major, so each row of scores is scored against another word."""
     loss_fn = nn.CrossEntropyLoss(ignore_index=0) if ignore_pad else nn.CrossEntropyLoss()
     if copy:  # the decoder reads the labels themselves and is asked for the same tokens
         dec_in, gold = labels, labels
@@ -145,6 +191,8 @@ def _step(model, opt, src, labels, *, bos=True, drop_last=True, zero_grad=True, 
         dec_in = torch.cat([start, labels[:, :-1] if drop_last else labels], dim=1)
         gold = labels
     logits = model(src, dec_in)
+    if axes == "tb":
+        logits = logits.transpose(0, 1)
     loss = loss_fn(logits.reshape(-1, logits.shape[-1]), gold.reshape(-1))
     if zero_grad:
         opt.zero_grad()
@@ -173,7 +221,34 @@ _MISTAKES = {
         dict(ignore_pad=False),
         "the loss also scores the <pad> positions: use nn.CrossEntropyLoss(ignore_index=0).",
     ),
+    "axes swapped": (
+        dict(axes="tb"),
+        "the scores and the labels are flattened in different orders (one position by position, the other sentence "
+        "by sentence), so each row of scores is scored against another sentence's word: flatten both the same way, "
+        "logits.reshape(-1, logits.shape[-1]) with labels.reshape(-1).",
+    ),
 }
+
+_AXES = (
+    "the loss reads the wrong axis as the vocabulary: nn.CrossEntropyLoss wants scores (N, vocabulary) with "
+    "labels (N,) — flatten with logits.reshape(-1, logits.shape[-1]) and labels.reshape(-1) — or scores "
+    "(B, vocabulary, T) with labels (B, T): logits.transpose(1, 2)."
+)
+_ARGUMENT_ORDER = "the loss takes the scores first and the labels second: loss_fn(scores, labels)."
+
+
+def _error_hint(err: Exception, n_vocab: int) -> str:
+    """A hint for the errors the typical mistakes raise; else the error itself."""
+    text = str(err)
+    if isinstance(err, ValueError) and "batch_size" in text:  # logits and labels flattened to different lengths
+        sizes = [int(n) for n in re.findall(r"batch_size \((\d+)\)", text)]
+        return _AXES if sizes[:1] == [n_vocab] else _TOO_LONG
+    if "Expected target size" in text:  # (B, T, vocabulary) scores passed unflattened
+        return _AXES
+    if "not implemented for 'Long'" in text:  # loss_fn(labels, logits)
+        return _ARGUMENT_ORDER
+    return f"your function raised {type(err).__name__}: {err}"
+
 
 _TOO_LONG = (
     "the decoder input is one column longer than the labels, so there is one row of scores too many: after "
@@ -202,9 +277,7 @@ def _two_steps(step, n_steps: int = 2):
             try:
                 losses.append(step(model, opt, src, labels))
             except Exception as err:  # the learner's code: report, never raise
-                if isinstance(err, ValueError) and "batch_size" in str(err):  # logits and labels differ in length
-                    return losses, None, _TOO_LONG
-                return losses, None, f"your function raised {type(err).__name__}: {err}"
+                return losses, None, _error_hint(err, len(tgt_vocab))
     weights = {k: v.detach().clone() for k, v in model.state_dict().items()}
     return losses, weights, None
 
@@ -236,7 +309,7 @@ def check_training_step(training_step) -> bool:
 
     Run twice (two batches) on a fresh seed-0 model and compared with the reference step: the returned losses and
     the new weights must agree; typical mistakes (copying, no <bos>, input one column too long, no zero_grad, no
-    ignore_index) get their own hint."""
+    ignore_index, no opt.step(), scores and labels on the wrong axes) get their own hint."""
     if not callable(training_step):
         return feedback(False, "", f"give your function training_step itself (no brackets); got {training_step!r}.")
     losses, weights, error = _two_steps(training_step)
