@@ -1,0 +1,193 @@
+"""course_utils.pretrained: all-MiniLM-L6-v2 run by the course's own attention (notebook 10).
+
+The weights are the pinned ones (sha256), the course's code gives the same hidden states as transformers'
+BertModel and the same sentence embeddings as sentence_transformers, offline, for a padded batch; tracing
+works with the course's trace keys; bad input raises course errors.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+
+import pytest
+import torch
+
+from course_utils import pretrained
+from course_utils.errors import CourseInputError, EmptySentenceError, IncompatibleModelFileError, SentenceTooLongError
+from course_utils.tracing import VECTOR_KINDS, Trace, trace_key
+
+# Sentences of different lengths, so the batch is padded (3 to 13 tokens).
+SENTENCES = [
+    "we want to eat apple",
+    "hi",
+    "she would like to read the newspaper in the garden every evening",
+    "apple eat can we",
+]
+TOL = 1e-5
+# Measured when this test was written (torch 2.13.0, transformers 5.23.0, sentence-transformers 6.2.0, 1 thread):
+# hidden states, real tokens: at most 4.5e-06 (layer 5); sentence embeddings: at most 1.9e-07.
+
+
+@pytest.fixture(scope="module")
+def model():
+    torch.set_num_threads(1)
+    return pretrained.load_minilm()
+
+
+@pytest.fixture
+def no_network(monkeypatch):
+    """Any attempt to open a socket fails the test: loading must work on a machine without internet."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"network access attempted: {args!r}")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+
+
+def test_weights_have_the_pinned_sha256():
+    path = pretrained.model_dir() / "model.safetensors"
+    assert pretrained.file_sha256(path) == pretrained.MODEL_SHA256
+    assert pretrained.MODEL_SHA256 == "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+    assert pretrained.check_weights() == path
+
+
+def test_a_file_with_another_hash_is_refused_before_use(tmp_path):
+    bad = tmp_path / "model.safetensors"
+    bad.write_bytes(b"not the model")
+    with pytest.raises(IncompatibleModelFileError, match="sha256"):
+        pretrained.check_weights(bad)
+    for name in ("config.json", "tokenizer.json"):
+        (tmp_path / name).write_bytes((pretrained.model_dir() / name).read_bytes())
+    with pytest.raises(IncompatibleModelFileError, match="sha256"):
+        pretrained.load_minilm(str(tmp_path))
+
+
+def test_offline_switches_are_set():
+    for switch in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        assert os.environ[switch] == "1"
+
+
+def test_model_shape_and_tokens(model, no_network):
+    cfg = model.cfg
+    assert (cfg.n_layers, cfg.n_heads, cfg.d_model, cfg.d_ff) == (6, 12, 384, 1536)
+    batch = model.encode_text(SENTENCES)
+    assert batch.tokens[0] == ["[CLS]", "we", "want", "to", "eat", "apple", "[SEP]"]
+    assert batch.tokens[1] == ["[CLS]", "hi", "[SEP]"]
+    assert batch.ids.shape == (4, max(len(t) for t in batch.tokens))
+    assert batch.lengths.tolist() == [len(t) for t in batch.tokens]
+    assert not batch.mask[1, 3:].any() and (batch.ids[1, 3:] == 0).all()  # padding
+
+
+def test_hidden_states_equal_transformers_bertmodel(model, no_network):
+    from transformers import BertModel
+
+    ref = BertModel.from_pretrained(
+        str(pretrained.model_dir()), use_kernels=False, attn_implementation="eager", local_files_only=True
+    ).eval()
+    ours, batch = model.hidden_states(SENTENCES)
+    with torch.no_grad():
+        theirs = ref(
+            input_ids=batch.ids,
+            attention_mask=batch.mask.long(),
+            token_type_ids=batch.token_types,
+            output_hidden_states=True,
+            output_attentions=True,
+        )
+    assert len(ours) == len(theirs.hidden_states) == 7  # embeddings, then layers 1-6
+    errors = [float((a - b)[batch.mask].abs().max()) for a, b in zip(ours, theirs.hidden_states)]
+    assert max(errors) <= TOL, errors
+    cache, _ = pretrained.record_sentences(model, batch, "*.weights")
+    for layer, w in enumerate(theirs.attentions):  # the attention weights agree too (real queries)
+        ours_w = cache[trace_key("encoder self", layer, "weights")]
+        diff = (ours_w - w).abs().amax((1, 3))[batch.mask]
+        assert float(diff.max()) <= TOL
+
+
+def test_sentence_embeddings_equal_sentence_transformers(model, no_network):
+    from sentence_transformers import SentenceTransformer
+
+    st = SentenceTransformer(str(pretrained.model_dir()), device="cpu", local_files_only=True)
+    theirs = st.encode(SENTENCES, convert_to_tensor=True, batch_size=len(SENTENCES))
+    ours = model.embed(SENTENCES)
+    assert ours.shape == (4, 384)
+    assert torch.allclose(ours.norm(dim=1), torch.ones(4), atol=1e-6)
+    assert float((ours - theirs.cpu()).abs().max()) <= TOL
+    # one at a time (no padding) gives the same vectors as the padded batch
+    alone = torch.cat([model.embed([s]) for s in SENTENCES])
+    assert float((alone - ours).abs().max()) <= TOL
+
+
+def test_course_attention_runs_the_layers(model):
+    layer = model.layers[0]
+    assert type(layer.self_attn).__name__ == "MultiHeadAttention"
+    assert layer.self_attn.__module__ == "course_utils.attention"
+
+
+def test_tracing_uses_the_course_keys_and_kinds(model):
+    trace = pretrained.trace_sentence(model, "we want to eat apple")
+    assert isinstance(trace, Trace)
+    T = len(trace.src_tokens)
+    assert trace.src_tokens[0] == "[CLS]" and trace.src_tokens[-1] == "[SEP]" and T == 7
+    assert trace["encoder.embed"].shape == (T, 384)
+    for layer in range(6):
+        for kind in VECTOR_KINDS:
+            key = trace_key("encoder self", layer, kind)
+            assert key in trace.keys(), key
+            assert trace.vectors(key).shape == (T, 384)
+            assert trace.tokens(key) == trace.src_tokens
+        w = trace[trace_key("encoder self", layer, "weights")]
+        assert w.shape == (12, T, T) and torch.allclose(w.sum(-1), torch.ones(12, T), atol=1e-5)
+    assert not any(k.startswith("decoder") for k in trace.keys())
+    hidden, _ = model.hidden_states(["we want to eat apple"])
+    assert torch.equal(trace[trace_key("encoder self", 5, "layer_out")], hidden[6][0])
+
+
+def test_head_ablation_through_tracing_patch_changes_the_embedding(model):
+    from course_utils.tracing import ablate_head, patch
+
+    base = model.embed(SENTENCES)
+    with patch(model, {"encoder.0.self.x1": ablate_head(3)}):
+        ablated = model.embed(SENTENCES)
+    assert float((base - ablated).abs().max()) > 1e-3
+    assert torch.equal(model.embed(SENTENCES), base)  # the patch is gone after the block
+
+
+def test_head_masses_rows_and_ranges(model):
+    cache, batch = pretrained.record_sentences(model, SENTENCES, "*.weights")
+    table = pretrained.head_masses(cache, batch.lengths, model.cfg.n_layers)
+    assert table.shape == (72, len(pretrained.HEAD_MEASURES))
+    assert ((table >= 0) & (table <= 1)).all().all()
+
+
+def test_head_bilinear_gives_the_head_scores(model):
+    trace = pretrained.trace_sentence(model, "we want to eat apple", ["encoder.0.self.q_input", "*.scores"])
+    x = trace["encoder.0.self.q_input"].double()
+    attn = model.layers[0].self_attn
+    M = pretrained.head_bilinear(model, 0, 2)
+    dh = attn.d_head
+    bq, bk = attn.w_q.bias[2 * dh : 3 * dh].double(), attn.w_k.bias[2 * dh : 3 * dh].double()
+    wq, wk = attn.w_q.weight[2 * dh : 3 * dh].double(), attn.w_k.weight[2 * dh : 3 * dh].double()
+    scores = (x @ M @ x.T + (x @ wq.T @ bk)[:, None] + (bq @ wk @ x.T)[None, :] + bq @ bk) / dh**0.5
+    assert torch.allclose(scores.float(), trace["encoder.0.self.scores"][2], atol=1e-4)
+    assert int(torch.linalg.matrix_rank(M)) == dh
+
+
+@pytest.mark.parametrize(
+    "bad, error",
+    [
+        ("", EmptySentenceError),
+        ("   ", EmptySentenceError),
+        (None, CourseInputError),
+        ([], EmptySentenceError),
+        (["fine", 3], CourseInputError),
+        (" ".join(["word"] * 300), SentenceTooLongError),
+    ],
+)
+def test_bad_input_raises_course_errors(model, bad, error):
+    with pytest.raises(error) as info:
+        model.embed(bad)
+    assert isinstance(info.value, CourseInputError) and str(info.value)
+    with pytest.raises(CourseInputError):
+        pretrained.trace_sentence(model, bad)
