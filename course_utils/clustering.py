@@ -24,6 +24,7 @@ from sklearn.metrics import silhouette_score
 
 from .analysis import collect_vectors, fit_projection
 from .data import encode_source, encode_target
+from .errors import CourseInputError, ShapeError
 from .plotting import KIND_COLOURS, fixed_layout
 from .tracing import PLACES, VECTOR_KINDS, patch, place_of, place_prefix, trace_key
 
@@ -245,62 +246,55 @@ def kind_separation(snapshots, sentences, prefix: str, epoch: int, kinds=("q", "
 
 # ---- the projection plot behind the widget ----
 
+WHOLE_LAYER_KINDS = ("out", "layer_out")  # d_model numbers that mix the heads: no per-head version exists
 
-def _coinciding(Y, idx, tol: float = 0.01) -> list[list[int]]:
-    """Group the points idx of Y that lie within tol × (size of the whole cloud) of each other."""
-    span = float(np.linalg.norm(Y.max(0) - Y.min(0))) or 1.0
+
+def _check_projection_choices(snapshots, kinds, epochs, layer, head, place, method, dims, sentences):
+    """Raise a worded course error (CourseInputError / ShapeError) for every choice that cannot be drawn."""
+    if not kinds:
+        raise CourseInputError("choose at least one vector kind")
+    unknown = [k for k in kinds if k not in VECTOR_KINDS]
+    if unknown:
+        raise CourseInputError(f"unknown kind(s) {', '.join(map(str, unknown))}; choose from {', '.join(VECTOR_KINDS)}")
+    if not epochs:
+        raise CourseInputError("choose at least one epoch")
+    missing = [e for e in epochs if e not in snapshots]
+    if missing:
+        raise CourseInputError(f"no snapshot at epoch(s) {missing}; snapshots exist at {sorted(snapshots)}")
+    if dims not in (2, 3):
+        raise CourseInputError(f"dims must be 2 or 3; got {dims}")
+    if method not in ("pca", "tsne"):
+        raise CourseInputError(f"method must be 'pca' or 'tsne'; got {method!r}")
+    if place not in PLACES:
+        raise CourseInputError(f"place must be one of {list(PLACES)}; got {place!r}")
+    n_layers = sum(1 for k in snapshots[epochs[0]][sentences[0]].keys() if k.endswith(".layer_out")) // 2
+    if not 0 <= int(layer) < n_layers:
+        raise CourseInputError(f"layer {layer} out of range: this model has layers 0..{n_layers - 1}")
+    whole = [k for k in kinds if k in WHOLE_LAYER_KINDS]
+    if _head(head) is not None and whole:
+        raise ShapeError(
+            f"{' and '.join(whole)} mix both heads ({d_model(snapshots, epochs, sentences)} numbers), one head's "
+            f"q, k, v, x1 have fewer: one projection cannot hold both. Set head to 'all', or keep only q, k, v, x1"
+        )
+
+
+def d_model(snapshots, epochs, sentences) -> int:
+    """The model width, read off a trace (the length of one layer-output row)."""
+    return int(snapshots[epochs[0]][sentences[0]]["encoder.0.layer_out"].shape[-1])
+
+
+def _identical_groups(P, tol: float = 1e-9) -> list[list[int]]:
+    """Group the rows of P that are the same point (up to float noise; not "close": only identical)."""
+    span = float(np.linalg.norm(P.max(0) - P.min(0))) if len(P) else 1.0
     groups: list[list[int]] = []
-    for i in idx:
+    for i in range(len(P)):
         for g in groups:
-            if np.linalg.norm(Y[i] - Y[g].mean(0)) <= tol * span:
+            if np.linalg.norm(P[i] - P[g[0]]) <= tol * max(span, 1.0):
                 g.append(i)
                 break
         else:
             groups.append([i])
     return groups
-
-
-def _label_positions(anchors, Y, gap: float = 0.045, width: float = 0.3):
-    """(x, y, ha) for each label: beside its point (left of it in the right third of the plot), pushed
-    up until it overlaps no label placed before it (greedy, from the bottom)."""
-    lo, hi = Y.min(0), Y.max(0)
-    dx, dy = (hi[0] - lo[0]) or 1.0, (hi[1] - lo[1]) or 1.0
-    placed: list[tuple[float, float, float]] = []  # (x from, x to, y)
-    out: list[tuple[float, float, str]] = [None] * len(anchors)
-    for i in np.argsort(anchors[:, 1], kind="stable"):
-        right = anchors[i, 0] > lo[0] + 0.65 * dx
-        x = anchors[i, 0] + (-0.03 if right else 0.03) * dx
-        span = (x - width * dx, x) if right else (x, x + width * dx)
-        y = anchors[i, 1]
-        while True:
-            clash = [py for a, b, py in placed if a < span[1] and span[0] < b and abs(py - y) < gap * dy]
-            if not clash:
-                break
-            y = max(clash) + 1.001 * gap * dy  # (1.001: float rounding must not leave it clashing)
-        placed.append((*span, y))
-        out[i] = (x, y, "right" if right else "left")
-    return out
-
-
-def _merged_label(meta: pd.DataFrame, sentences) -> str:
-    """One label for the points drawn on one spot: eat@k@15 and eat@k@30 -> "eat@k@15,30". An epoch whose point
-    on this spot belongs to only some of the sentences is tagged with that sentence's own words ("·apple")."""
-
-    def tag(s):
-        others = {w for t in sentences if t != s for w in t.split()}
-        return " ·" + " ".join(w for w in s.split() if w not in others)
-
-    parts = []
-    for (word, kind), g in meta.groupby(["word", "kind"], sort=False):
-        by_epoch = g.groupby("epoch")["sentence"].apply(set)
-        shared = [e for e, ss in by_epoch.items() if len(ss) == len(sentences)]
-        if shared:
-            parts.append(f"{word}@{kind}@" + ",".join(map(str, shared)))
-        for s in sentences:
-            own = [e for e, ss in by_epoch.items() if s in ss and len(ss) < len(sentences)]
-            if own:
-                parts.append(f"{word}@{kind}@" + ",".join(map(str, own)) + tag(s))
-    return " / ".join(parts)
 
 
 def plot_word_projection(
@@ -314,94 +308,146 @@ def plot_word_projection(
     method: str = "pca",
     dims: int = 2,
     sentences=PAIR,
-    label_others: bool = False,
 ):
-    """Project the vectors of every word of `sentences` (chosen kinds and epochs, one fit: shared axes)
-    and highlight `word`, labelled word@kind@epoch as in the source blog; marker shape = sentence.
+    """Small multiples, one panel per kind, of ONE projection (fitted on every word, kind, epoch and sentence:
+    shared axes) with `word`'s path over the epochs drawn in each panel: one marker per epoch, joined in epoch
+    order (arrows in 2-D), one line style and marker shape per sentence, each point labelled with its epoch.
+    A label ending in "=" marks a point that is *identical* in both sentences (only identical points share a
+    label). Faint dots: the other words of the panel's kind; light grey: the other kinds, for orientation.
 
-    Raises ValueError / KeyError with a readable message for choices that cannot be drawn.
+    Per-head kinds (q, k, v, x1) and whole-layer kinds (out, layer_out) cannot share a projection when one head
+    is chosen; that and every other choice that cannot be drawn raise a CourseInputError saying what to change.
     """
-    kinds, epochs = tuple(kinds), tuple(int(e) for e in epochs)
-    if not kinds:
-        raise ValueError("choose at least one vector kind")
-    if not epochs:
-        raise ValueError("choose at least one epoch")
-    if dims not in (2, 3):
-        raise ValueError(f"dims must be 2 or 3; got {dims}")
+    from .probing import LABEL_FONTSIZE, _avoid_overlaps  # the course's label placement (probing imports us)
+
+    kinds, epochs = tuple(dict.fromkeys(kinds)), tuple(sorted(int(e) for e in epochs))
+    _check_projection_choices(snapshots, kinds, epochs, layer, head, place, method, dims, sentences)
     prefix = place_prefix(place, layer)
-    n_layers = sum(1 for k in snapshots[epochs[0]][sentences[0]].keys() if k.endswith(".layer_out")) // 2
-    if not 0 <= int(layer) < n_layers:
-        raise IndexError(f"layer {layer} out of range: this model has layers 0..{n_layers - 1}")
     lv = collect_vectors(snapshots, sentences, prefix, kinds=kinds, epochs=epochs, head=_head(head))
     focus = (lv.meta["word"] == word).to_numpy()
     if not focus.any():
         tokens = sorted(set(lv.meta["word"]), key=list(lv.meta["word"]).index)
-        raise ValueError(
+        raise CourseInputError(
             f"{word!r} is not a token of {place} layer {layer} for kinds {', '.join(kinds)}; "
             f"tokens there: {', '.join(tokens)}"
         )
-    if len(lv.X) <= dims:
-        raise ValueError(f"only {len(lv.X)} vectors: too few for a {dims}-D projection")
-    Y = fit_projection(lv.X, method, dims)  # one BLAS thread inside: faster for a 120 x 64 SVD
-    fig = plt.figure(figsize=(8, 6.2))
-    ax = fig.add_subplot(111, projection="3d" if dims == 3 else None)
-    markers = dict(zip(sentences, SENTENCE_MARKERS))
-    colours = lv.meta["kind"].map(KIND_COLOURS).to_numpy()
-    sent = lv.meta["sentence"].to_numpy()
-    for s in sentences:  # the other words: small and faint
-        idx = (~focus) & (sent == s)
-        ax.scatter(*Y[idx].T, c=colours[idx], marker=markers[s], s=14, alpha=0.3)
-        idx = focus & (sent == s)
-        ax.scatter(*Y[idx].T, c=colours[idx], marker=markers[s], s=70, edgecolors="black", linewidths=0.6)
-    if label_others:
-        for i in np.flatnonzero(~focus):
-            ax.text(*Y[i], lv.meta["label"].iat[i], fontsize=6, alpha=0.6)
-    groups = _coinciding(Y, np.flatnonzero(focus), tol=0.01 if dims == 2 else 0.03)  # one label per spot: "eat@k@15,30"
-    texts = [_merged_label(lv.meta.iloc[g], sentences) for g in groups]
-    anchors = np.stack([Y[g].mean(0) for g in groups])
-    if dims == 2:
-        for (x, y), (lx, ly, ha), text in zip(anchors, _label_positions(anchors, Y), texts):
-            ax.annotate(
-                text,
-                (x, y),
-                (lx, ly),
-                fontsize=8,
-                va="center",
-                ha=ha,
-                arrowprops={"arrowstyle": "-", "color": "grey", "lw": 0.5, "shrinkA": 0, "shrinkB": 4},
-            )
-    else:
-        for xyz, text in zip(anchors, texts):
-            ax.text(*xyz, "  " + text, fontsize=8)
-    present = [k for k in kinds if k in set(lv.meta.loc[focus, "kind"])]
-    handles = [Line2D([], [], color=KIND_COLOURS[k], marker="o", linestyle="", label=k) for k in kinds]
-    handles += [Line2D([], [], color="grey", marker=markers[s], linestyle="", label=s) for s in sentences]
-    handles += [
-        Line2D(
-            [],
-            [],
-            color="grey",
-            marker="o",
-            linestyle="",
-            markersize=8,
-            markeredgecolor="black",
-            label=f"'{word}' (large, labelled)",
-        ),
-        Line2D([], [], color="grey", marker="o", linestyle="", markersize=4, alpha=0.3, label="other words"),
-    ]
-    ax.legend(handles=handles, fontsize=7, loc="best")
+    if len(lv.X) <= dims + 1:
+        raise CourseInputError(f"only {len(lv.X)} vectors: too few for a {dims}-D projection; choose more kinds")
+    Y = fit_projection(lv.X, method, dims)  # one fit for all panels: a point that moves really moved
+    n = len(kinds)
+    ncols = 2 if n == 4 else min(n, 3)
+    nrows = -(-n // ncols)
+    fig = plt.figure(figsize=(3.5 * ncols + 0.4, 3.3 * nrows + (1.3 if n == nrows * ncols else 0.8)))
+    proj = {"projection": "3d"} if dims == 3 else {}
+    axes = [fig.add_subplot(nrows, ncols, i + 1, **proj) for i in range(n)]
+    lo, hi = Y.min(0), Y.max(0)
+    pad = 0.08 * np.where(hi > lo, hi - lo, 1.0)
     name = {"pca": "PCA", "tsne": "t-SNE"}[method]
-    ax.set_xlabel(f"{name} 1")
-    ax.set_ylabel(f"{name} 2")
-    if dims == 3:
-        ax.set_zlabel(f"{name} 3")
+    markers = dict(zip(sentences, SENTENCE_MARKERS))
+    styles = dict(zip(sentences, ("-", "--", ":", "-.")))
+    kind_arr, sent_arr, ep_arr = (lv.meta[c].to_numpy() for c in ("kind", "sentence", "epoch"))
+    panels = []
+    for ax, kind in zip(axes, kinds):
+        this = kind_arr == kind
+        ax.scatter(*Y[~this].T, color="0.85", s=8, linewidths=0, zorder=1)
+        ax.scatter(*Y[this & ~focus].T, color=KIND_COLOURS[kind], s=12, alpha=0.3, linewidths=0, zorder=2)
+        mine = np.flatnonzero(this & focus)
+        for s in sentences:  # the word's path: epoch 1 -> 15 -> 30
+            idx = [i for i in mine if sent_arr[i] == s]
+            idx.sort(key=lambda i: ep_arr[i])
+            pts = Y[idx]
+            ax.scatter(
+                *pts.T,
+                color=KIND_COLOURS[kind],
+                marker=markers[s],
+                s=46,
+                edgecolors="black",
+                linewidths=0.6,
+                zorder=4,
+            )
+            if dims == 3:
+                ax.plot(*pts.T, color=KIND_COLOURS[kind], linestyle=styles[s], lw=1.2)
+            else:
+                for a, b in zip(pts[:-1], pts[1:]):
+                    ax.annotate(
+                        "",
+                        b,
+                        a,
+                        zorder=3,
+                        arrowprops={
+                            "arrowstyle": "-|>",
+                            "color": KIND_COLOURS[kind],
+                            "linestyle": styles[s],
+                            "lw": 1.2,
+                            "shrinkA": 4,
+                            "shrinkB": 5,
+                        },
+                    )
+        texts = []
+        for g in _identical_groups(Y[mine]):  # one label per spot, only where points are really the same
+            i = mine[g[0]]
+            both = len({sent_arr[mine[j]] for j in g}) == len(sentences)
+            text = ",".join(str(e) for e in sorted({ep_arr[mine[j]] for j in g})) + ("=" if both else "")
+            if dims == 3:
+                ax.text(*Y[i], " " + text, fontsize=LABEL_FONTSIZE - 1)
+            else:
+                texts.append(
+                    ax.annotate(
+                        text,
+                        Y[i],
+                        xytext=(5, 4),
+                        textcoords="offset points",
+                        fontsize=LABEL_FONTSIZE - 1,
+                        va="center",
+                        zorder=5,
+                        arrowprops={"arrowstyle": "-", "color": "0.5", "lw": 0.4, "shrinkA": 0, "shrinkB": 3},
+                    )
+                )
+        panels.append((ax, texts, Y[mine]))
+        note = "" if len(mine) else f" (no '{word}' here)"
+        ax.set_title(f"{kind}{note}", fontsize=10, color=KIND_COLOURS[kind])
+        ax.set_xlim(lo[0] - pad[0], hi[0] + pad[0])
+        ax.set_ylim(lo[1] - pad[1], hi[1] + pad[1])
+        ax.tick_params(labelsize=7)
+        ax.set_xlabel(f"{name} 1", fontsize=8)
+        ax.set_ylabel(f"{name} 2", fontsize=8)
+        if dims == 3:
+            ax.set_zlim(lo[2] - pad[2], hi[2] + pad[2])
+            ax.set_zlabel(f"{name} 3", fontsize=8)
+    handles = [
+        Line2D([], [], color="0.3", marker=markers[s], linestyle=styles[s], label=f"'{word}' in '{s}'")
+        for s in sentences
+    ]
+    handles += [
+        Line2D([], [], color="0.6", marker="o", markersize=4, alpha=0.5, linestyle="", label="faint: other words"),
+        Line2D([], [], color="0.85", marker="o", markersize=4, linestyle="", label="grey: the other kinds"),
+    ]
+    if n < nrows * ncols:  # an empty slot: the legend goes there, outside every panel
+        spare = fig.add_subplot(nrows, ncols, nrows * ncols)
+        spare.axis("off")
+        spare.legend(handles=handles, fontsize=8, loc="center", frameon=False)
+        bottom = 0.0
+    else:  # below the panels
+        fig.legend(handles=handles, fontsize=8, loc="lower center", ncols=2, frameon=False)
+        bottom = 0.6 / fig.get_figheight()
     heads = "all heads" if _head(head) is None else f"head {head}"
-    missing = [k for k in kinds if k not in present]
-    note = f"\n('{word}' has no {', '.join(missing)} vectors here)" if missing else ""
-    ax.set_title(
-        f"'{word}' (large, labelled) among all words: {place} layer {layer}, {heads}, "
-        f"epochs {', '.join(map(str, epochs))}{note}",
-        fontsize=9,
+    fig.suptitle(
+        (
+            f"'{word}' over epochs {' → '.join(map(str, epochs))}"
+            if len(epochs) > 1
+            else f"'{word}' at epoch {epochs[0]}"
+        )
+        + f": {place} layer {layer}, {heads}, one {name} of all "
+        "words\nlabels: epoch; '=': the same point in both sentences",
+        fontsize=10,
     )
-    fixed_layout(fig, left=0.1, right=0.95, bottom=0.09, top=0.9)  # fixed margins: tight_layout costs ~0.2 s
+    if dims == 3:
+        top = 1 - 0.75 / fig.get_figheight()
+        fixed_layout(fig, left=0.02, right=0.93, bottom=bottom + 0.03, top=top, wspace=0.25)
+        return fig
+    fig.set_layout_engine("tight", rect=(0, bottom, 1, 1))
+    fig.canvas.draw()  # lay out once: label overlaps are measured on the final page
+    for ax, texts, points in panels:
+        _avoid_overlaps(fig, texts, points, ax)
+    fig.set_layout_engine("none")  # keep that page
     return fig

@@ -11,7 +11,6 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from matplotlib.figure import Figure
 
 from course_utils import clustering as C
 from course_utils.analysis import LabelledVectors
@@ -129,12 +128,43 @@ def test_kind_separation_known_values(monkeypatch):
         {"word": "essen", "place": "decoder self", "head": "0"},
         {"dims": 3},
         {"epochs": (30,)},
+        {"kinds": ("q", "k", "v", "x1", "out", "layer_out")},
     ],
 )
-def test_projection_plot_draws(snaps, choice):
+def test_projection_plot_draws_one_panel_per_kind(snaps, choice):
     fig = C.plot_word_projection(snaps, **choice)
-    assert isinstance(fig, Figure) and fig.axes[0].get_title()
+    kinds = choice.get("kinds", ("q", "k", "v", "x1"))
+    titled = [ax for ax in fig.axes if ax.get_title()]
+    assert [ax.get_title().split()[0] for ax in titled] == list(kinds)  # small multiples: one kind per panel
+    assert {ax.get_xlim() for ax in titled} == {titled[0].get_xlim()}  # one projection: the same axes everywhere
+    assert fig._suptitle is not None and fig._suptitle.get_text().startswith(f"'{choice.get('word', 'eat')}' ")
     plt.close(fig)
+
+
+def test_projection_plot_draws_each_sentences_path_over_the_epochs(snaps):
+    fig = C.plot_word_projection(snaps, kinds=("x1",), layer=0)
+    ax = fig.axes[0]
+    arrows = [t for t in ax.texts if t.arrow_patch is not None and t.get_text() == ""]
+    assert len(arrows) == 2 * 2  # two sentences, epoch 1 -> 15 -> 30
+    labels = sorted((t.get_text() for t in ax.texts if t.get_text()), key=int)
+    assert labels == ["1", "1", "15", "15", "30", "30"]  # x1 differs between the sentences: no shared labels
+    plt.close(fig)
+
+
+def test_projection_plot_shares_a_label_only_for_identical_points(snaps):
+    fig = C.plot_word_projection(snaps, kinds=("q", "x1"), layer=0)
+    q_panel = fig.axes[0]
+    assert {t.get_text() for t in q_panel.texts if t.get_text()} == {"1=", "15=", "30="}  # layer-0 q: identical
+    plt.close(fig)
+    Y = np.array([[0.0, 0.0], [0.0, 0.0], [0.01, 0.0], [1.0, 1.0]])
+    assert C._identical_groups(Y) == [[0, 1], [2], [3]]  # 1 % of the span apart is not the same point
+
+
+def test_projection_plot_legend_is_outside_the_panels(snaps):
+    for dims in (2, 3):
+        fig = C.plot_word_projection(snaps, kinds=("q", "k", "v"), dims=dims)
+        assert all(ax.get_legend() is None for ax in fig.axes) and fig.legends  # a figure legend, below the panels
+        plt.close(fig)
 
 
 def test_projection_plot_tsne(snaps):
@@ -144,20 +174,53 @@ def test_projection_plot_tsne(snaps):
 
 
 @pytest.mark.parametrize(
-    "choice, error, message",
+    "choice, message",
     [
-        ({"place": "decoder self"}, ValueError, "'eat' is not a token of decoder self layer 0"),
-        ({"kinds": ()}, ValueError, "at least one vector kind"),
-        ({"epochs": ()}, ValueError, "at least one epoch"),
-        ({"layer": 2}, IndexError, "layer 2 out of range"),
-        ({"method": "umap"}, ValueError, "method must be"),
-        ({"place": "somewhere"}, ValueError, "place must be one of"),
+        ({"place": "decoder self"}, "'eat' is not a token of decoder self layer 0"),
+        ({"kinds": ()}, "at least one vector kind"),
+        ({"kinds": ("q", "z")}, "unknown kind"),
+        ({"epochs": ()}, "at least one epoch"),
+        ({"epochs": (2,)}, "no snapshot at epoch"),
+        ({"layer": 2}, "layer 2 out of range"),
+        ({"method": "umap"}, "method must be"),
+        ({"place": "somewhere"}, "place must be one of"),
+        ({"dims": 4}, "dims must be 2 or 3"),
     ],
 )
-def test_projection_plot_invalid_choices_give_messages(snaps, choice, error, message):
-    with pytest.raises(error, match=message):
+def test_projection_plot_invalid_choices_are_course_errors(snaps, choice, message):
+    from course_utils.errors import CourseInputError
+
+    with pytest.raises(CourseInputError, match=message):
         C.plot_word_projection(snaps, **choice)
     plt.close("all")
+
+
+@pytest.mark.parametrize("kinds", [("q", "out"), ("layer_out",), ("x1", "out", "layer_out")])
+@pytest.mark.parametrize("head", ["0", "1", 1])
+def test_one_head_with_whole_layer_kinds_says_what_to_change(snaps, kinds, head):
+    from course_utils.errors import ShapeError
+
+    with pytest.raises(ShapeError, match="Set head to 'all', or keep only q, k, v, x1"):
+        C.plot_word_projection(snaps, kinds=kinds, head=head)
+    plt.close("all")
+
+
+def test_every_widget_choice_draws_or_gives_a_course_error(snaps):
+    """Each word, kind, layer, head and place of the 06 widget (PCA, 2-D, all epochs): a figure or a worded error."""
+    from course_utils.errors import CourseInputError
+    from course_utils.tracing import PLACES, VECTOR_KINDS
+
+    words = ["eat", "apple", "essen"]
+    for word in words:
+        for kind in VECTOR_KINDS:
+            for layer in (0, 1):
+                for head in ("all", "0"):
+                    for place in PLACES:
+                        try:
+                            C.plot_word_projection(snaps, word, kinds=(kind,), layer=layer, head=head, place=place)
+                        except CourseInputError:
+                            pass
+                        plt.close("all")
 
 
 def test_widget_shows_a_message_not_a_traceback(snaps):
@@ -170,20 +233,8 @@ def test_widget_shows_a_message_not_a_traceback(snaps):
     out = ipw.Output()
     msg = render(partial(C.plot_word_projection, snaps), {"word": "eat", "place": "decoder self"}, out)
     assert msg is not None and "is not a token" in msg
-
-
-def test_merged_labels():
-    import pandas as pd
-
-    meta = pd.DataFrame(
-        {
-            "word": ["eat"] * 3,
-            "kind": ["k"] * 3,
-            "epoch": [15, 15, 30],
-            "sentence": ["a b apple", "a b bread", "a b apple"],
-        }
-    )
-    assert C._merged_label(meta, ("a b apple", "a b bread")) == "eat@k@15 / eat@k@30 ·apple"
+    msg = render(partial(C.plot_word_projection, snaps), {"kinds": ("q", "out"), "head": "1"}, out)
+    assert msg is not None and "Set head to 'all'" in msg and "same shape" not in msg
 
 
 def test_copy_row_from_replaces_one_row_only():
