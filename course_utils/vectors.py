@@ -44,7 +44,11 @@ SENTENCES_3D: dict[str, tuple[float, float, float]] = {
 # Word vectors for the closing question (course's choice): is "eat" in "eat apple" the same as in "eat book"?
 WORDS_2D: dict[str, tuple[float, float]] = {"eat": (0.7, 0.3), "apple": (0.9, 0.1), "book": (0.1, 0.9)}
 
-TOPIC_COLOURS = {"eat": "tab:green", "drink": "tab:blue", "read": "tab:red"}
+# Okabe-Ito colours (colour-blind safe, no red/green pair): food orange, drink blue, reading reddish purple.
+TOPIC_COLOURS = {"eat": "#E69F00", "drink": "#0072B2", "read": "#CC79A7"}
+AXIS_TOPICS = ("eat", "drink", "read")  # dim 1, dim 2, dim 3 of SENTENCES_3D
+AXIS_NAMES = {"eat": "food", "drink": "drink", "read": "reading"}
+AXIS_LABEL_AT = (1.3, 1.5, 1.2)  # where plot_vectors_3d names each axis (along it), clear of the word labels
 
 
 def topic(sentence: str) -> str:
@@ -160,8 +164,8 @@ def plot_pair(first: str, second: str, vectors: dict | None = None):
     for s, v in vectors.items():
         if s not in (first, second):
             _arrow(ax, v, "grey", s, alpha=0.35, lw=1.0, fontsize=8)
-    _arrow(ax, a, "tab:purple", first, lw=2.4)
-    _arrow(ax, b, "tab:orange", second, lw=2.4)
+    _arrow(ax, a, "#D55E00", first, lw=2.4)  # Okabe-Ito vermillion and sky blue: apart from the grey rest
+    _arrow(ax, b, "#56B4E9", second, lw=2.4)
     angle = np.degrees(np.arccos(np.clip(cosine(a, b), -1.0, 1.0)))
     _frame(ax, f"{first} · {second}\ndot = {dot(a, b):.2f}, cosine = {cosine(a, b):.2f} (angle {angle:.0f}°)")
     fixed_layout(fig, left=0.15, right=0.97, bottom=0.11, top=0.88)  # not tight_layout: keeps re-rendering fast
@@ -173,34 +177,68 @@ def plot_vectors_3d(
     title: str = "Nine sentences as 3-D vectors",
     *,
     fontsize: int = 12,
-    elev: float = 32,
-    azim: float = 35,
+    elev: float = 35,
+    azim: float = -12,
 ):
-    """3-D arrows from the origin, coloured by topic (legend: the verb), each labelled with its object word.
+    """3-D arrows from the origin, coloured by topic, each labelled with its object word.
 
-    The labels sit just beyond the arrow tips; the default view (elev 32°, azim 35°) looks in between the three axes,
-    so that no axis points at the reader and the nine labels do not overlap.
+    Each axis is named near its end in its topic's colour (food = dim 1, drink = dim 2,
+    reading = dim 3), so the name sits next to that topic's arrows. The default view (elev 35°, azim -12°) is the one,
+    of a 2° grid, that keeps every pair of arrows at least 4° apart on screen while no topic's arrows point at the
+    reader (tests/test_vectors.py measures it). Within a topic the word labels are pushed apart sideways.
     """
+    from mpl_toolkits.mplot3d import proj3d
+
     vectors = SENTENCES_3D if vectors is None else vectors
     fig = plt.figure(figsize=(7.5, 6.5))
     ax = fig.add_subplot(111, projection="3d")
-    for s, v in vectors.items():
-        c = TOPIC_COLOURS.get(topic(s), "black")
-        ax.quiver(0, 0, 0, *v, color=c, arrow_length_ratio=0.08, lw=2)
-        tip = 1.1 * np.asarray(v, dtype=np.float64)  # a little beyond the tip
-        ax.text(*tip, " ".join(s.split()[1:]) or s, color=c, fontsize=fontsize, ha="center", va="center")
-    for verb in dict.fromkeys(topic(s) for s in vectors):
-        ax.plot([], [], color=TOPIC_COLOURS.get(verb, "black"), lw=2, label=f"{verb} ...")  # legend handle
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
     ax.set_zlim(0, 1)
-    ax.set_xlabel("dim 1 (food)", fontsize=fontsize)
-    ax.set_ylabel("dim 2 (drink)", fontsize=fontsize)
-    ax.set_zlabel("dim 3 (reading)", fontsize=fontsize)
-    ax.tick_params(labelsize=fontsize - 3)
     ax.view_init(elev=elev, azim=azim)
-    ax.legend(fontsize=fontsize - 2, title_fontsize=fontsize - 1, loc="upper left", title="sentence")
-    ax.set_title(title, fontsize=fontsize + 1)
+    M = ax.get_proj()
+    screen = {
+        s: np.subtract(proj3d.proj_transform(*v, M)[:2], proj3d.proj_transform(0, 0, 0, M)[:2])
+        for s, v in vectors.items()
+    }
+    for axis, verb in enumerate(AXIS_TOPICS):
+        end = np.zeros(3)
+        end[axis] = 1.0
+        ax.text(
+            *(AXIS_LABEL_AT[axis] * end),
+            f"{AXIS_NAMES[verb]} axis\n(dim {axis + 1})",
+            color=TOPIC_COLOURS[verb],
+            fontsize=fontsize,
+            ha="center",
+            va="center",
+            fontweight="bold",
+        )
+    by_topic: dict[str, list[str]] = {}
+    for s in vectors:
+        by_topic.setdefault(topic(s), []).append(s)
+    for verb, members in by_topic.items():
+        c = TOPIC_COLOURS.get(verb, "black")
+        order = sorted(members, key=lambda s: np.arctan2(screen[s][1], screen[s][0]))  # clockwise .. anticlockwise
+        for rank, s in enumerate(order):
+            v = np.asarray(vectors[s], dtype=np.float64)
+            ax.quiver(0, 0, 0, *v, color=c, arrow_length_ratio=0.08, lw=2)
+            u = screen[s] / (np.linalg.norm(screen[s]) or 1.0)  # on-screen direction of the arrow
+            side = rank - (len(order) - 1) / 2  # -1, 0, +1: push the outer labels apart, sideways
+            off = 14 * u + 16 * side * np.array([-u[1], u[0]])
+            ax.annotate(
+                " ".join(s.split()[1:]) or s,
+                xy=proj3d.proj_transform(*v, M)[:2],
+                xytext=off,
+                textcoords="offset points",
+                color=c,
+                fontsize=fontsize,
+                ha="left" if off[0] > 4 else "right" if off[0] < -4 else "center",
+                va="center",
+            )
+    ax.set_xticklabels([])
+    ax.set_yticklabels([])
+    ax.set_zticklabels([])
+    ax.set_title(title, fontsize=fontsize + 1, pad=24)
     return fig
 
 
@@ -223,6 +261,8 @@ __all__ = [
     "SENTENCES_3D",
     "WORDS_2D",
     "TOPIC_COLOURS",
+    "AXIS_TOPICS",
+    "AXIS_NAMES",
     "topic",
     "as_matrix",
     "dot",

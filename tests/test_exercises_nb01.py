@@ -3,25 +3,87 @@
 import numpy as np
 import pytest
 
-from course_utils.exercises.nb01 import check_dot_cosine, check_eat_cake, check_four_factors
+from course_utils.exercises.nb01 import (
+    check_eat_cake,
+    check_four_factors,
+    check_my_cosine,
+    check_nearest_to_cake,
+    check_same_topic_prediction,
+)
 
 
-def test_dot_cosine_solution():
-    a, b = np.array([0.6, 0.5]), np.array([0.2, 0.8])
-    d = a @ b
-    assert check_dot_cosine(d, d / (np.linalg.norm(a) * np.linalg.norm(b)))
-    assert check_dot_cosine(0.52, 0.81)  # two decimals are enough
+def _solution_cosine(a, b):
+    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
 
 
-@pytest.mark.parametrize("answer", [(None, None), (0.52, 0.52), (0.58, 0.81), (0.12 + 0.5 * 0.8, 0.9), ("x", 1)])
-def test_dot_cosine_wrong(answer, capsys):
-    assert not check_dot_cosine(*answer)
-    assert "Not yet" in capsys.readouterr().out
+def test_my_cosine_solution():
+    assert check_my_cosine(_solution_cosine)
+    assert check_my_cosine(lambda a, b: np.dot(a, b) / np.sqrt(np.dot(a, a) * np.dot(b, b)))  # another right way
 
 
-def test_dot_cosine_hint_says_what_is_wrong(capsys):
-    check_dot_cosine(0.52, 0.52)  # forgot to divide by the lengths
-    assert "lengths" in capsys.readouterr().out
+def _unanswered(a, b):
+    raise NotImplementedError
+
+
+@pytest.mark.parametrize(
+    "fn, hint",
+    [
+        (None, "no answer yet"),
+        (_unanswered, "no answer yet"),
+        (lambda a, b: float(a @ b), "dot product"),
+        (lambda a, b: float(a @ b / (np.dot(a, a) * np.dot(b, b))), "squared lengths"),
+        (lambda a, b: float(a @ b / np.linalg.norm(a)), "BOTH"),
+        (lambda a, b: float(np.arccos(_solution_cosine(a, b))), "angle"),
+        (lambda a, b: a * b / (np.linalg.norm(a) * np.linalg.norm(b)), "one number"),
+        (lambda a, b: abs(_solution_cosine(a, b)), "different number"),
+        (lambda a, b: a.x, "raised AttributeError"),
+    ],
+)
+def test_my_cosine_rejects_typical_mistakes(fn, hint, capsys):
+    assert not check_my_cosine(fn)
+    out = capsys.readouterr().out
+    assert "Not yet" in out and hint in out
+
+
+def test_nearest_to_cake():
+    from course_utils.vectors import SENTENCES_3D
+
+    cake = np.array(SENTENCES_3D["eat cake"])
+    others = [s for s in SENTENCES_3D if s != "eat cake"]
+    best = max(others, key=lambda s: _solution_cosine(cake, np.array(SENTENCES_3D[s])))
+    assert best == "eat bread" and check_nearest_to_cake(best)
+
+
+@pytest.mark.parametrize(
+    "answer, hint",
+    [
+        (None, "no answer yet"),
+        ("eat cake", "cosine 1 with itself"),
+        ("eat apple", "largest dot product"),
+        ("drink tea", "all eight"),
+        ("eat pizza", "one of the nine"),
+    ],
+)
+def test_nearest_to_cake_wrong(answer, hint, capsys):
+    assert not check_nearest_to_cake(answer)
+    assert hint in capsys.readouterr().out
+
+
+def test_same_topic_prediction(capsys):
+    from course_utils.vectors import SENTENCES_2D, dot_matrix, topic_check
+
+    truth = topic_check(dot_matrix(SENTENCES_2D), SENTENCES_2D)["global_ok"]
+    assert truth is False and check_same_topic_prediction(truth)
+    assert not check_same_topic_prediction(True) and "long" in capsys.readouterr().out
+    assert not check_same_topic_prediction(None) and "no prediction" in capsys.readouterr().out
+    assert not check_same_topic_prediction("no") and "True or False" in capsys.readouterr().out
+
+
+def test_unanswered_messages_do_not_give_the_answer_away(capsys):
+    for check in (check_my_cosine, check_nearest_to_cake, check_same_topic_prediction, check_eat_cake):
+        assert not check(None)
+    out = capsys.readouterr().out
+    assert "eat bread" not in out and "False:" not in out and "0.9" not in out and "no answer yet" in out
 
 
 def test_eat_cake_solution():
@@ -50,3 +112,29 @@ def test_four_factors():
     assert check_four_factors(22.33)
     for wrong in (None, 0.2233, 20.83, 19.35, -22.33):
         assert not check_four_factors(wrong)
+
+
+def test_the_notebooks_worked_solution_to_exercise_1_passes(capsys):
+    """Exec the code of the Solution block below exercise 1 in notebook 01."""
+    import json
+    import pathlib
+    import re
+
+    cells = json.loads(pathlib.Path(__file__).parents[1].joinpath("notebooks/01_sentence_vectors.ipynb").read_text())
+    block = next(
+        "".join(c["source"])
+        for c in cells["cells"]
+        if c["cell_type"] == "markdown" and "my_nearest = max(" in "".join(c["source"])
+    )
+    code = re.search(r"```python\n(.*?)```", block, re.S).group(1)
+    from course_utils.vectors import SENTENCES_3D
+
+    ns = {
+        "np": np,
+        "SENTENCES_3D": SENTENCES_3D,
+        "check_my_cosine": check_my_cosine,
+        "check_nearest_to_cake": check_nearest_to_cake,
+    }
+    exec(code, ns)
+    assert ns["my_nearest"] == "eat bread" and check_my_cosine(ns["my_cosine"])
+    assert capsys.readouterr().out.count("✅") == 3

@@ -15,6 +15,7 @@ from course_utils.errors import CourseInputError  # noqa: E402
 from course_utils.vectors import (
     SENTENCES_2D,
     SENTENCES_3D,
+    TOPIC_COLOURS,
     WORDS_2D,
     as_matrix,
     cosine,
@@ -150,7 +151,7 @@ def test_topic_and_words():
 
 
 def test_plot_functions_return_labelled_figures():
-    for fig in (plot_sentence_vectors(), plot_pair("eat apple", "read book"), plot_vectors_3d()):
+    for fig in (plot_sentence_vectors(), plot_pair("eat apple", "read book")):
         ax = fig.axes[0]
         assert ax.get_title() and ax.get_xlabel() and ax.get_ylabel()
         plt.close(fig)
@@ -165,3 +166,34 @@ def test_plot_pair_unknown_sentence_is_a_clear_value_error():
     with pytest.raises(ValueError, match="Unknown sentence 'eat soup'.*eat apple"):
         plot_pair("eat soup", "read book")
     assert not plt.get_fignums() or plt.close("all") is None
+
+
+def test_vectors_3d_names_each_axis_next_to_its_own_topic_and_hides_no_arrow():
+    """Issue 12: the axis names sat next to the wrong topic's arrows, and an arrow hid behind others."""
+    import itertools
+
+    from mpl_toolkits.mplot3d import proj3d
+
+    fig = plot_vectors_3d()
+    ax = fig.axes[0]
+    assert ax.get_title()
+    fig.canvas.draw()
+    M = ax.get_proj()
+
+    def screen(v):
+        return np.array(proj3d.proj_transform(*v, M)[:2])
+
+    origin = screen((0, 0, 0))
+    names = {t.get_text().split()[0]: t for t in ax.texts if "axis" in t.get_text()}
+    assert set(names) == {"food", "drink", "reading"}
+    for name, verb in (("food", "eat"), ("drink", "drink"), ("reading", "read")):
+        assert names[name].get_color() == TOPIC_COLOURS[verb]
+        at = screen(names[name].get_position_3d())  # where the axis name sits, on screen
+        nearest = min(SENTENCES_3D, key=lambda s: np.linalg.norm(screen(SENTENCES_3D[s]) - at))
+        assert topic(nearest) == verb, (name, nearest)  # the closest arrow tip is its own topic's
+    angle = {s: np.arctan2(*(screen(v) - origin)[::-1]) for s, v in SENTENCES_3D.items()}
+    gaps = [abs((angle[a] - angle[b] + np.pi) % (2 * np.pi) - np.pi) for a, b in itertools.combinations(angle, 2)]
+    assert np.degrees(min(gaps)) > 4  # every pair of arrows at least 4° apart on screen: none hides another
+    words = {t.get_text() for t in ax.texts}
+    assert {s.split()[1] for s in SENTENCES_3D} <= words
+    plt.close(fig)

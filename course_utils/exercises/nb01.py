@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from ..vectors import SENTENCES_2D, cosine, dot, topic
+from ..vectors import SENTENCES_2D, SENTENCES_3D, cosine, dot, topic
 from . import feedback
 
 
@@ -18,17 +18,95 @@ def _number(x) -> float | None:
     return v if math.isfinite(v) else None
 
 
-def check_dot_cosine(dot_value, cosine_value) -> bool:
-    """Exercise 1: dot product and cosine of 'drink water' and 'read book' (2 decimals are enough)."""
-    a, b = SENTENCES_2D["drink water"], SENTENCES_2D["read book"]
-    d, c = _number(dot_value), _number(cosine_value)
-    if d is None or c is None:
-        return feedback(False, "", "give two numbers: the dot product and the cosine.")
-    if abs(d - dot(a, b)) > 0.006:
-        return feedback(False, "", "the dot product multiplies matching coordinates and adds: x1·x2 + y1·y2.")
-    if abs(c - cosine(a, b)) > 0.006:
-        return feedback(False, "", "the dot product is right; for the cosine divide it by both lengths √(x² + y²).")
-    return feedback(True, f"dot = {dot(a, b):.2f}, cosine = {cosine(a, b):.2f}.", "")
+# Exercise 1 tries the learner's cosine on pairs where the typical mistakes give a different number.
+_COSINE_CASES = [
+    ((0.6, 0.5), (0.2, 0.8)),
+    ((3.0, 4.0), (4.0, 3.0)),  # long arrows: a missing division shows
+    ((0.8, 0.1, 0.1), (0.9, 0.2, 0.0)),  # 3-D works too
+    ((1.0, 0.0), (-1.0, 0.0)),  # opposite: -1
+    ((2.0, 0.0), (0.0, 5.0)),  # orthogonal: 0
+]
+
+
+def check_my_cosine(fn) -> bool:
+    """Exercise 1a: the learner's `my_cosine(a, b)` (NumPy arrays in, one number out) gives a·b / (|a| |b|)."""
+    if not callable(fn):
+        return feedback(False, "", "no answer yet: write the body of my_cosine(a, b), then re-run the cell.")
+    got = []
+    for a, b in _COSINE_CASES:
+        try:
+            value = fn(np.array(a), np.array(b))
+        except NotImplementedError:
+            return feedback(False, "", "no answer yet: replace `raise NotImplementedError` with your code.")
+        except Exception as err:  # the learner's code: say what it raised
+            return feedback(False, "", f"my_cosine({a}, {b}) raised {type(err).__name__}: {err}")
+        v = _number(value) if np.ndim(value) == 0 else None
+        if v is None:
+            return feedback(False, "", f"my_cosine({a}, {b}) should return one number, got {value!r}.")
+        got.append(v)
+    want = [cosine(a, b) for a, b in _COSINE_CASES]
+    if np.allclose(got, want, atol=1e-9):
+        return feedback(True, "my_cosine agrees with a·b / (|a| |b|) on five pairs, long, opposite and orthogonal.", "")
+    if np.allclose(got, [dot(a, b) for a, b in _COSINE_CASES], atol=1e-9):
+        return feedback(False, "", "that is the dot product; the cosine divides it by both lengths.")
+    lengths = [(np.linalg.norm(a), np.linalg.norm(b)) for a, b in _COSINE_CASES]
+    if np.allclose(got, [dot(a, b) / (la**2 * lb**2) for (a, b), (la, lb) in zip(_COSINE_CASES, lengths)], atol=1e-9):
+        return feedback(False, "", "you divide by the squared lengths; a length is the square root of a·a.")
+    if np.allclose(got, [dot(a, b) / la for (a, b), (la, _) in zip(_COSINE_CASES, lengths)], atol=1e-9) or np.allclose(
+        got, [dot(a, b) / lb for (a, b), (_, lb) in zip(_COSINE_CASES, lengths)], atol=1e-9
+    ):
+        return feedback(False, "", "divide by the lengths of BOTH arrows, |a| and |b|.")
+    if np.allclose(got, np.arccos(np.clip(want, -1, 1)), atol=1e-6) or np.allclose(
+        got, np.degrees(np.arccos(np.clip(want, -1, 1))), atol=1e-4
+    ):
+        return feedback(False, "", "that is the angle; return its cosine, a·b / (|a| |b|), without arccos.")
+    bad = next(i for i, (g, w) in enumerate(zip(got, want)) if abs(g - w) > 1e-9)
+    a, b = _COSINE_CASES[bad]
+    return feedback(False, "", f"my_cosine({a}, {b}) gave {got[bad]:.4f}; a·b / (|a| |b|) is a different number.")
+
+
+CAKE = "eat cake"  # Exercise 1b: its nearest other 3-D sentence by cosine
+
+
+def check_nearest_to_cake(sentence) -> bool:
+    """Exercise 1b: the 3-D sentence (other than 'eat cake' itself) with the largest cosine with 'eat cake'."""
+    others = {s: v for s, v in SENTENCES_3D.items() if s != CAKE}
+    by_cos = max(others, key=lambda s: cosine(SENTENCES_3D[CAKE], others[s]))
+    by_dot = max(others, key=lambda s: dot(SENTENCES_3D[CAKE], others[s]))
+    if sentence is None:
+        return feedback(False, "", "no answer yet: set my_nearest to a sentence, e.g. 'drink tea', then re-run.")
+    if sentence not in SENTENCES_3D:
+        return feedback(False, "", f"give one of the nine sentences: {', '.join(SENTENCES_3D)}.")
+    if sentence == CAKE:
+        return feedback(False, "", "every sentence has cosine 1 with itself; look at the other eight.")
+    if sentence == by_dot != by_cos:
+        return feedback(False, "", "that is the largest dot product; by cosine (lengths divided out) another wins.")
+    if sentence != by_cos:
+        return feedback(False, "", "compute my_cosine(cake, v) for all eight other sentences and take the largest.")
+    c1 = cosine(SENTENCES_3D[CAKE], others[by_cos])
+    c2 = cosine(SENTENCES_3D[CAKE], others[by_dot])
+    return feedback(
+        True,
+        f"{by_cos!r} (cosine {c1:.4f}), just ahead of {by_dot!r} ({c2:.4f}), which has the larger dot product.",
+        "",
+    )
+
+
+def check_same_topic_prediction(prediction) -> bool:
+    """Predict before you look: by dot product, does every same-topic pair of the six 2-D sentences beat every
+    cross-topic pair? (No: 'drink beer' · 'read newspaper' beats 'eat apple' · 'eat bread'.)"""
+    if prediction is None:
+        return feedback(False, "", "no prediction recorded: set my_prediction to True or False before the table.")
+    if not isinstance(prediction, (bool, np.bool_)):
+        return feedback(False, "", "predict with True or False.")
+    if prediction:
+        return feedback(
+            False,
+            "",
+            "you predicted True, the table says False: the dot product grows with length, and the long "
+            "'read newspaper' arrow lifts a cross-topic pair above a same-topic one.",
+        )
+    return feedback(True, "right: by dot product one cross-topic pair beats a same-topic pair (length counts).", "")
 
 
 def check_eat_cake(vector) -> bool:
@@ -39,7 +117,7 @@ def check_eat_cake(vector) -> bool:
     except (TypeError, ValueError):
         v = np.zeros(0)
     if v.shape != (2,) or not np.all(np.isfinite(v)) or np.linalg.norm(v) == 0:
-        return feedback(False, "", "give two numbers (x, y), not both zero, e.g. (0.5, 0.5).")
+        return feedback(False, "", "no answer yet: give two numbers (food, reading), not both zero, then re-run.")
     for name, f in (("dot product", dot), ("cosine", cosine)):
         same = min(f(v, u) for s, u in SENTENCES_2D.items() if topic(s) == "eat")
         worst, other = max((f(v, u), s) for s, u in SENTENCES_2D.items() if topic(s) != "eat")
@@ -58,7 +136,7 @@ def check_four_factors(percent) -> bool:
     p = _number(percent)
     expected = 100 * (math.prod([11, 21, 31, 41]) / math.prod([10, 20, 30, 40]) - 1)
     if p is None:
-        return feedback(False, "", "give one number, the change in percent.")
+        return feedback(False, "", "no answer yet: give one number, the change in percent, then re-run.")
     if abs(p - expected / 100) < 0.001:
         return feedback(False, "", "that looks like a fraction; multiply by 100 to get percent.")
     if abs(p - expected) > 0.05:
