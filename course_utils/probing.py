@@ -343,15 +343,21 @@ def five_projection(
     what cosine similarity (and the spread measure) compares, and no kind dominates by sheer size.
     Returns (points (N, 2), meta DataFrame with word, kind, sentence, place, sentence_no (1-based)).
     """
-    kinds = list(kinds)
+    from .errors import CourseInputError, ShapeError
+
+    kinds, places = list(kinds), list(places)
     if not kinds:
-        raise ValueError("pick at least one vector kind")
+        raise CourseInputError("pick at least one vector kind")
+    if not places:
+        raise CourseInputError(f"pick at least one place of {', '.join(PLACES)}")
     bad = [k for k in kinds if k not in VECTOR_KINDS]
     if bad:
-        raise ValueError(f"unknown kind(s) {bad}; choose from {VECTOR_KINDS}")
+        raise CourseInputError(f"unknown kind(s) {bad}; choose from {VECTOR_KINDS}")
     h = None if head in (None, "all") else int(head)
     if h is not None and any(k not in ("q", "k", "v", "x1") for k in kinds):
-        raise ValueError("out and layer_out mix the heads (they are d_model wide): with one head pick only q, k, v, x1")
+        raise ShapeError(
+            "out and layer_out mix the heads (they are d_model wide): set head to 'all', or keep only q, k, v, x1"
+        )
     snaps, names = _snapshots(traces)
     parts = []
     for place in places:
