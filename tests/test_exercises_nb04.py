@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import pytest
 import torch
@@ -85,7 +87,24 @@ def test_heads_alike():
 def test_heads_alike_unanswered_gives_nothing_away(capsys):
     nb04.check_heads_alike(None, torch.eye(5).expand(2, 5, 5), list("abcde"))
     out = capsys.readouterr().out
-    assert "not answered yet" in out and "True" in out and "same for" not in out
+    assert "Not yet: set heads_attend_alike" in out and "same for" not in out
+
+
+def test_one_head_worse():
+    mostly_tied = {0: True, 1: False, 2: False, 3: True, 4: False}  # the shipped seeds' pattern
+    mostly_worse = {0: True, 1: True, 2: True, 3: False, 4: True}
+    assert nb04.check_one_head_worse(False, mostly_tied)
+    assert not nb04.check_one_head_worse(True, mostly_tied)
+    assert nb04.check_one_head_worse(True, mostly_worse)
+    assert not nb04.check_one_head_worse(False, mostly_worse)
+    assert not nb04.check_one_head_worse(None, mostly_tied)
+    assert not nb04.check_one_head_worse(1, mostly_tied)
+
+
+def test_one_head_worse_unanswered_gives_nothing_away(capsys):
+    nb04.check_one_head_worse(None, {0: True, 1: False})
+    out = capsys.readouterr().out
+    assert "Not yet: set one_head_translates_worse" in out and "seeds" not in out
 
 
 def test_multi_head_accepts_the_solution():
@@ -121,9 +140,9 @@ def test_multi_head_unanswered_and_broken(capsys):
         return x @ torch.ones(3, 3)
 
     assert not nb04.check_multi_head(unanswered)
-    assert "not answered yet" in capsys.readouterr().out
+    assert "Not yet: write the body" in capsys.readouterr().out
     assert not nb04.check_multi_head(returns_none)
-    assert "not answered yet" in capsys.readouterr().out
+    assert "Not yet: write the body" in capsys.readouterr().out
     assert not nb04.check_multi_head(crashes)
     assert "raised RuntimeError" in capsys.readouterr().out
     assert not nb04.check_multi_head(None)
@@ -147,3 +166,16 @@ def test_mha_parameters():
     assert not nb04.check_mha_parameters(64 * 64 * 8, True)
     assert not nb04.check_mha_parameters("many", False)
     assert not nb04.check_mha_parameters(None, None)  # the notebook's unanswered state
+
+
+def test_notebook_solution_passes():
+    """The worked solution in notebook 04's <details> block passes the checker (and the committed cell is unanswered)."""
+    nb = json.loads((Path(__file__).resolve().parents[1] / "notebooks" / "04_multi_head_attention.ipynb").read_text())
+    sources = ["".join(c["source"]) for c in nb["cells"]]
+    block = next(s for s in sources if s.startswith("<details>") and "def my_multi_head" in s)
+    solution = block.split("```python")[1].split("```")[0]
+    namespace = {"torch": torch, "math": math, "check_multi_head": nb04.check_multi_head}
+    exec(solution.replace("check_multi_head(my_multi_head)", ""), namespace)
+    assert nb04.check_multi_head(namespace["my_multi_head"])
+    exercise = next(s for s in sources if s.startswith("def my_multi_head"))
+    assert "raise NotImplementedError" in exercise

@@ -1,4 +1,4 @@
-"""Each measure that notebooks 02, 06, 07 and 08 define in a visible cell gives the same numbers as the library's one
+"""Each measure that notebooks 04 (rank), 06, 07 and 08 define in a visible cell gives the same numbers as the library's one
 copy, on the shipped models' traces; and a deliberately wrong variant differs, so the comparison can fail.
 
 A notebook's definition cell is found by its marker comment (e.g. `# measure: relative distance`) on one of its first
@@ -156,11 +156,11 @@ def test_word_and_cloud_spread_notebook_match_library():
     assert abs(wrong - probing.mean_pairwise_cosine_distance(V)) > 1e-3
 
 
-# ---- 02 ----
+# ---- 04 (moved from 02 with Claim B2) ----
 
 
 def test_rank_and_strong_directions_notebook_match_linalg(shipped_model):
-    ns = definitions("02_qkv_linear_layers.ipynb", "rank and strong directions")
+    ns = definitions("04_multi_head_attention.ipynb", "rank and strong directions")
     m = shipped_model
     blocks = [L.self_attn for L in m.encoder] + [a for L in m.decoder for a in (L.self_attn, L.cross_attn)]
     mats = [getattr(a, f"w_{n}").weight.detach().double() for a in blocks for n in "qkv"]

@@ -44,7 +44,9 @@ def check_heads_alike(heads_attend_alike, weights, tokens) -> bool:
     words both heads put their largest weight on the same key word.
     """
     if heads_attend_alike is None:
-        return feedback(False, "", "not answered yet: set heads_attend_alike to True or False, then re-run.")
+        return feedback(
+            False, "", "set heads_attend_alike to True or False in the cell above the heatmaps, then re-run."
+        )
     if not isinstance(heads_attend_alike, bool):
         return feedback(False, "", f"answer True or False; got {heads_attend_alike!r}.")
     top = torch.as_tensor(weights).argmax(-1)  # (H, T): each head's strongest key word per query word
@@ -63,6 +65,25 @@ def check_heads_alike(heads_attend_alike, weights, tokens) -> bool:
     if heads_attend_alike == alike:
         return feedback(True, f"{counts}. Claim F5 below measures this on the whole corpus.", "")
     return feedback(False, "", f"read the two heatmaps row by row: {counts}.")
+
+
+def check_one_head_worse(one_head_translates_worse, two_heads_better: dict) -> bool:
+    """Predict before you look (Claim F7): does the 1-head model translate worse than the 2-head one?
+
+    two_heads_better: {seed: the 2-head model scores higher (train + held-out exact match)}; "worse" = on most seeds.
+    """
+    if one_head_translates_worse is None:
+        return feedback(
+            False, "", "set one_head_translates_worse to True or False in the cell above the table, then re-run."
+        )
+    if not isinstance(one_head_translates_worse, bool):
+        return feedback(False, "", f"answer True or False; got {one_head_translates_worse!r}.")
+    worse = [s for s, v in two_heads_better.items() if v]
+    answer = len(worse) > len(two_heads_better) / 2
+    counts = f"the 1-head model scores lower on {len(worse)} of {len(two_heads_better)} seeds"
+    if one_head_translates_worse == answer:
+        return feedback(True, f"{counts}.", "")
+    return feedback(False, "", f"look at the table: {counts}.")
 
 
 def _reference_variants(x, lin, n_heads):
@@ -139,13 +160,15 @@ def check_multi_head(fn) -> bool:
             try:
                 got = fn(x.clone(), *lin, n_heads)
             except NotImplementedError:
-                return feedback(False, "", "not answered yet: write the body of my_multi_head, then re-run this cell.")
+                return feedback(
+                    False,
+                    "",
+                    "write the body of my_multi_head (it still raises NotImplementedError), then re-run this cell.",
+                )
             except Exception as exc:  # the learner's code may raise anything
                 return feedback(False, "", f"my_multi_head(x, ..., {n_heads}) raised {type(exc).__name__}: {exc}")
         if got is None:
-            return feedback(
-                False, "", "not answered yet: write the body of my_multi_head (it returns None), then re-run."
-            )
+            return feedback(False, "", "write the body of my_multi_head (it returns None), then re-run this cell.")
         if isinstance(got, tuple) and len(got) == 2:
             got = got[0]  # (out, weights), like MultiHeadAttention: the output is what we compare
         if not isinstance(got, torch.Tensor) or got.shape != want.shape:
