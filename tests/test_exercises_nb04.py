@@ -24,6 +24,13 @@ def test_head_shapes():
     assert not nb04.check_head_shapes((3, 16, 7, 4), (3, 16, 7, 7), (3, 7, 4))  # concat of one head
     assert not nb04.check_head_shapes((2, 8, 5, 8), (2, 8, 5, 5), (2, 5, 64))  # the old B = 2, H = 8 case
     assert not nb04.check_head_shapes(None, (3, 16, 7, 7), (3, 7, 64))
+    assert not nb04.check_head_shapes(None, None, None)  # the notebook's unanswered state
+
+
+def test_head_shapes_unanswered_gives_nothing_away(capsys):
+    nb04.check_head_shapes(None, None, None)
+    out = capsys.readouterr().out
+    assert "Not yet: fill in" in out and "(B, H, T, dh)" not in out
 
 
 def _solution(x, W_q, W_k, W_v, W_o, n_heads):  # the worked solution in the notebook
