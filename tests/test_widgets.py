@@ -4,11 +4,26 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import itertools  # noqa: E402
+
 import ipywidgets  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
 
-from course_utils.errors import UnknownWordError  # noqa: E402
+from course_utils import widgets as W  # noqa: E402
+from course_utils.errors import CourseInputError, ShapeError, UnknownWordError  # noqa: E402
 from course_utils.widgets import dropdown, figure_png, interactive_plot, render, slider  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def fresh_registry():
+    W.clear_built()
+    yield
+    W.clear_built()
+    plt.close("all")
 
 
 def test_interactive_plot_calls_the_function_with_every_change():
@@ -107,3 +122,155 @@ def test_figure_png_draws_once_with_a_layout_engine_else_crops_like_inline():
     png = figure_png(fig)
     assert int.from_bytes(png[16:20], "big") != round(3 * fig.dpi)  # bbox_inches="tight" kept the label
     plt.close(fig)
+
+
+def test_choice_is_a_row_of_buttons_with_the_first_option_by_default():
+    w = W.choice(["1", "√d", "d"], description="divide q·k by")
+    assert isinstance(w, ipywidgets.ToggleButtons)
+    assert w.options == ("1", "√d", "d") and w.value == "1" and w.description == "divide q·k by"
+    assert W.choice([4, 16, 64], 16).value == 16
+
+
+@pytest.mark.parametrize("layout", ["row", "column"])
+def test_controls_sit_in_one_wrapping_row_above_the_plot_with_one_label_width(layout):
+    controls = {"word": dropdown(["eat"], description="word"), "kinds (ctrl-click)": slider(0, 1, description="kinds")}
+    controls["kinds (ctrl-click)"].description = "kinds (ctrl-click)"
+    ui = interactive_plot(lambda word, **_: None, controls, layout=layout)
+    box, out = ui.children
+    assert out is ui.output and box.children == tuple(controls.values())  # controls first, then the plot
+    assert box.layout.display == "flex" and box.layout.flex_flow == "row wrap"  # wraps; never a tall column
+    widths = {w.style.description_width for w in controls.values()}
+    assert len(widths) == 1 and widths.pop().endswith("em")
+
+
+def test_an_unknown_layout_is_a_course_error():
+    with pytest.raises(CourseInputError, match="layout must be one of"):
+        interactive_plot(lambda: None, {}, layout="grid")
+
+
+def test_a_message_is_html_that_wraps_between_words_with_a_plain_text_form(monkeypatch):
+    shown = []
+    monkeypatch.setattr(W, "display", lambda obj, raw=False: shown.append((obj, raw)))
+
+    def plot(word):
+        raise UnknownWordError(word, ["apple", "bread"], "English")
+
+    message = render(plot, {"word": "a<ple"}, ipywidgets.Output())
+    ((data, raw),) = shown
+    assert raw and data["text/plain"] == message
+    assert "word-break: normal" in data["text/html"] and "white-space: normal" in data["text/html"]
+    assert "a&lt;ple" in data["text/html"] and "<ple" not in data["text/html"]  # escaped, shown as typed
+    assert "\n" not in message
+
+
+def test_course_errors_are_deliberate_and_any_other_error_is_accidental():
+    def numpy_says(**_):
+        np.stack([np.zeros(2), np.zeros(3)])
+
+    def course_says(**_):
+        raise ShapeError("Set head to 'all', or keep only q, k, v, x1")
+
+    deliberate = render(course_says, {}, ipywidgets.Output())
+    accidental = render(numpy_says, {}, ipywidgets.Output())
+    assert isinstance(deliberate, str) and deliberate.deliberate is True
+    assert accidental.deliberate is False and "same shape" in accidental and accidental.startswith("⚠ ")
+    assert render(lambda: (_ for _ in ()).throw(KeyError("x")), {}, ipywidgets.Output()).deliberate is False
+
+
+def test_control_values_cover_each_kind_of_control():
+    assert W.control_values(dropdown(["a", "b", "c"], "b")) == ["b", "a", "c"]  # the current value first
+    assert W.control_values(W.choice([1, 2])) == [1, 2]
+    assert W.control_values(slider(0, 3, 1)) == [1, 0, 2, 3]
+    assert W.control_values(ipywidgets.SelectionSlider(options=["1", "√d"], value="√d")) == ["√d", "1"]
+    few = ipywidgets.SelectMultiple(options=["q", "k", "v"], value=("q",))
+    assert W.control_values(few)[0] == ("q",) and len(W.control_values(few)) == 7  # every non-empty subset
+    many = ipywidgets.SelectMultiple(options=list("abcdef"), value=("a", "b", "c"))
+    assert len(W.control_values(many)) == 1 + 6 + 15  # the current value, singletons and pairs
+    assert W.control_values(ipywidgets.Text(value="we eat apple")) == ["we eat apple", "", W.UNKNOWN_WORD]
+    assert W.control_values(ipywidgets.Combobox(value="eat", options=["eat"])) == ["eat", "", W.UNKNOWN_WORD]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(1, 5), min_size=0, max_size=6))
+def test_pairwise_rows_cover_every_pair_of_values_of_every_two_controls(sizes):
+    values = [[f"{k}:{v}" for v in range(n)] for k, n in enumerate(sizes)]
+    rows = W.pairwise(values)
+    if not values:
+        assert rows == []
+        return
+    assert rows[0] == tuple(v[0] for v in values)  # the default view first
+    assert all(len(r) == len(values) and all(x in v for x, v in zip(r, values)) for r in rows)
+    for i, j in itertools.combinations(range(len(values)), 2):
+        seen = {(r[i], r[j]) for r in rows}
+        assert seen == set(itertools.product(values[i], values[j])), (i, j)
+    largest = sorted(sizes)[-2:]
+    assert len(rows) <= max(1, np.prod(largest)) * 2  # not far above the least possible number of rows
+
+
+def test_view_choices_are_every_combination_when_few_else_pairwise():
+    ui = interactive_plot(lambda a, b, c: None, {"a": dropdown("xyz"), "b": slider(0, 3), "c": W.choice([0, 1])})
+    views = W.view_choices(ui, max_views=24)
+    assert len(views) == 24 and views[0] == {"a": "x", "b": 0, "c": 0}
+    fewer = W.view_choices(ui, max_views=10)
+    assert 12 <= len(fewer) < 24  # all 12 (a, b) pairs at least
+
+
+def test_drive_shows_every_choice_records_each_message_and_restores_the_defaults():
+    calls = []
+
+    def plot(word, head, kinds):
+        calls.append((word, head, kinds))
+        if word == "aple":
+            raise UnknownWordError(word, ["apple"], "English")
+        if head == 1 and "out" in kinds:
+            np.stack([np.zeros(32), np.zeros(64)])  # numpy's words: an accident
+        fig, ax = plt.subplots()
+        ax.set_title(f"{word} {head} {kinds}")
+        return fig
+
+    controls = {
+        "word": dropdown(["apple", "aple"]),
+        "head": slider(0, 1),
+        "kinds": ipywidgets.SelectMultiple(options=["q", "out"], value=("q",)),
+    }
+    ui = interactive_plot(plot, controls)
+    assert W.built() == [ui]
+    results = W.drive(ui)
+    assert len(results) == 2 * 2 * 3
+    assert {tuple(c.values()) for c, _, _ in results} == set(
+        itertools.product(["apple", "aple"], [0, 1], [("q",), ("out",), ("q", "out")])
+    )
+    assert len(calls) == len(set(calls))  # one draw per view: no half-changed choice was drawn
+    for choices, message, deliberate in results:
+        if choices["word"] == "aple":
+            assert deliberate is True and "'aple'" in message
+        elif choices["head"] == 1 and "out" in choices["kinds"]:
+            assert deliberate is False and "same shape" in message
+        else:
+            assert message is None and deliberate is None
+    assert {n: w.value for n, w in controls.items()} == {"word": "apple", "head": 0, "kinds": ("q",)}
+    assert ui.message is None
+    with pytest.raises(AssertionError) as info:
+        W.drive_all()
+    text = str(info.value)
+    assert (
+        text.count("same shape") == 2
+        and "'head': 1" in text
+        and "'word': 'apple'" in text
+        and "aple'" not in text.replace("'apple'", "")
+    )
+    assert not plt.get_fignums()
+
+
+def test_drive_all_passes_when_every_message_is_deliberate():
+    def plot(word):
+        if word == "aple":
+            raise UnknownWordError(word, ["apple"], "English")
+        return f"view of {word}"
+
+    interactive_plot(plot, {"word": dropdown(["apple", "aple"])})
+    interactive_plot(lambda n: f"{n}", {"n": W.choice([1, 2, 3])})
+    results = W.drive_all()
+    assert [len(r) for r in results] == [2, 3]
+    W.clear_built()
+    assert W.drive_all() == []
