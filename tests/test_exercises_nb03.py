@@ -3,34 +3,174 @@
 from __future__ import annotations
 
 import math
+import re
+from pathlib import Path
 
+import nbformat
 import pytest
 import torch
+import torch.nn.functional as F
 
 from course_utils.exercises import nb03
 
-
-def test_divisor_accepts_sqrt_d_and_rejects_typical_mistakes(capsys):
-    assert nb03.check_divisor_256(math.sqrt(256))
-    assert nb03.check_divisor_256(16)
-    for wrong in (1.0, 256, 8, 0, -16, "sixteen"):
-        assert not nb03.check_divisor_256(wrong), wrong
-    assert "❌" in capsys.readouterr().out
+NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "03_scaled_dot_product_attention.ipynb"
 
 
-def test_apple_attends_to_eat():
-    W_Q2 = torch.tensor([[0.0, 0.0], [2.0, 0.0]])
-    W_K2 = torch.tensor([[2.0, 0.0], [0.0, 0.0]])
-    assert nb03.check_apple_attends_to_eat(W_Q2, W_K2)
-    assert nb03.toy_weights(W_Q2, W_K2)[3, 2] > 0.5
+def my_masked_softmax(scores, mask):  # the worked solution of exercise 1
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    return torch.softmax(scores, dim=-1)
 
 
-def test_apple_rejects_the_notebooks_eat_to_apple_matrices_and_zeros():
+def my_attention(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    weights = my_masked_softmax(scores, mask)
+    return weights @ v, weights
+
+
+def _unanswered(*args):
+    raise NotImplementedError
+
+
+def test_masked_softmax_and_attention_accept_the_worked_solution(capsys):
+    assert nb03.check_masked_softmax(my_masked_softmax)
+    assert nb03.check_attention(my_attention)
+    assert nb03.check_attention(lambda q, k, v, mask=None: my_attention(q, k, v, mask)[0])  # output only is fine
+    torch_version = lambda q, k, v, mask=None: F.scaled_dot_product_attention(q, k, v, attn_mask=mask)  # noqa: E731
+    assert nb03.check_attention(torch_version)
+    where = lambda s, m: torch.softmax(s if m is None else torch.where(m, s, -torch.inf), dim=-1)  # noqa: E731
+    assert nb03.check_masked_softmax(where)  # another right way
+    assert capsys.readouterr().out.count("✅") == 5
+
+
+def test_the_worked_solution_in_the_notebook_passes():
+    """The code in the notebook's <details> block under exercise 1 is the solution the checkers accept."""
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    block = next(c.source for c in nb.cells if c.cell_type == "markdown" and "def my_masked_softmax" in c.source)
+    code = re.search(r"```python\n(.*?)```", block, re.S).group(1)
+    space = {"torch": torch, "math": math}
+    exec(code, space)
+    assert nb03.check_masked_softmax(space["my_masked_softmax"]) and nb03.check_attention(space["my_attention"])
+
+
+def _softmax_mistake(kind):
+    def fn(scores, mask):
+        if kind == "wrong dim":
+            return torch.softmax(scores if mask is None else scores.masked_fill(~mask, float("-inf")), dim=-2)
+        if mask is None:
+            return torch.softmax(scores, dim=-1)
+        if kind == "inverted":
+            return torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1)
+        if kind == "zero":
+            return torch.softmax(scores.masked_fill(~mask, 0.0), dim=-1)
+        if kind == "forgotten":
+            return torch.softmax(scores, dim=-1)
+        if kind == "after":
+            return torch.softmax(scores, dim=-1) * mask
+        raise AssertionError(kind)
+
+    return fn
+
+
+@pytest.mark.parametrize(
+    "kind, hint",
+    [
+        ("wrong dim", "over the keys, the last axis"),
+        ("inverted", "True = may attend"),
+        ("zero", "e⁰ = 1"),
+        ("forgotten", "mask is not used"),
+        ("after", "sum to less than 1"),
+    ],
+)
+def test_masked_softmax_rejects_each_typical_mistake_with_its_hint(kind, hint, capsys):
+    assert not nb03.check_masked_softmax(_softmax_mistake(kind))
+    out = capsys.readouterr().out
+    assert out.startswith("❌") and hint in out, out
+
+    # the same mistake inside attention gets the same hint
+    def mistaken(q, k, v, mask=None):
+        return _softmax_mistake(kind)(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), mask) @ v
+
+    assert not nb03.check_attention(mistaken)
+    out = capsys.readouterr().out
+    assert out.startswith("❌") and hint in out, out
+
+
+@pytest.mark.parametrize(
+    "divisor, hint", [(lambda d: 1.0, "not scaled: divide q·kᵀ by √d_k"), (lambda d: d, "divisor is its square root")]
+)
+def test_attention_rejects_a_wrong_divisor(divisor, hint, capsys):
+    def wrong(q, k, v, mask=None):
+        return my_masked_softmax(q @ k.transpose(-2, -1) / divisor(q.shape[-1]), mask) @ v
+
+    assert not nb03.check_attention(wrong)
+    out = capsys.readouterr().out
+    assert out.startswith("❌") and hint in out, out
+
+
+def test_unanswered_raising_or_broken_functions_get_a_message_not_an_answer(capsys):
+    for check in (nb03.check_masked_softmax, nb03.check_attention):
+        for fn in (_unanswered, lambda *a, **kw: None):
+            assert not check(fn)
+            out = capsys.readouterr().out
+            assert out.startswith("✍ Not answered yet") and "inf" not in out and "√" not in out, out
+        assert not check(None)
+        assert not check(lambda *a, **kw: 1 / 0)
+        assert "ZeroDivisionError" in capsys.readouterr().out
+    assert not nb03.check_attention(lambda q, k, v, mask=None: v @ q)  # wrong shape: a message, no exception
+    assert not nb03.check_attention(lambda q, k, v, mask=None: my_attention(q, k, v, mask)[0] + 0.1)
+    assert "numbers differ" in capsys.readouterr().out
+
+
+def test_times_ten_prediction(capsys):
+    assert nb03.check_times_ten("up", 0.818, 0.999)
+    assert nb03.check_times_ten(" Up ", 0.818, 0.999)
+    for wrong in ("same", "down"):
+        assert not nb03.check_times_ten(wrong, 0.818, 0.999)
+    assert "e^energy" in capsys.readouterr().out  # the "same" mistake's hint
+    assert nb03.check_times_ten("same", 0.5, 0.5)  # follows the measurement
+    assert not nb03.check_times_ten("bigger", 0.818, 0.999)
+    capsys.readouterr()
+    assert not nb03.check_times_ten(None, 0.818, 0.999)
+    out = capsys.readouterr().out
+    assert out.startswith("✍ Not answered yet") and "0.818" not in out and "0.999" not in out
+
+
+def test_causal_prediction(capsys):
+    words = ["i", "can", "eat", "apple"]
+    row = torch.tensor([0.2, 0.2, 0.6, 0.0])
+    assert nb03.check_causal_top("eat", row, words)
+    assert not nb03.check_causal_top("apple", row, words)
+    assert "hides 'apple'" in capsys.readouterr().out
+    assert not nb03.check_causal_top("i", row, words)
+    assert not nb03.check_causal_top("banana", row, words)
+    capsys.readouterr()
+    assert not nb03.check_causal_top(None, row, words)
+    out = capsys.readouterr().out
+    assert out.startswith("✍ Not answered yet") and "0.6" not in out
+
+
+def test_eat_apple_pair_accepts_the_worked_solution():
+    W_Q2 = torch.tensor([[0.0, 2.0], [2.0, 0.0]])
+    W_K2 = 2 * torch.eye(2)
+    assert nb03.check_eat_apple_pair(W_Q2, W_K2)
+    w = nb03.toy_weights(W_Q2, W_K2)
+    assert w[3].argmax() == 2 and w[2].argmax() == 3 and w[3, 2] > 0.5 and w[2, 3] > 0.5
+
+
+def test_eat_apple_pair_rejects_the_sections_matrices_their_swap_and_zeros(capsys):
     W_Q = torch.tensor([[0.0, 2.0], [0.0, 0.0]])
     W_K = torch.tensor([[0.0, 0.0], [0.0, 2.0]])
-    assert not nb03.check_apple_attends_to_eat(W_Q, W_K)  # eat -> apple, but apple's own row prefers apple
-    assert not nb03.check_apple_attends_to_eat(torch.zeros(2, 2), torch.zeros(2, 2))  # uniform
-    assert not nb03.check_apple_attends_to_eat(torch.zeros(3, 3), torch.zeros(3, 3))  # wrong shape: message, no error
+    assert not nb03.check_eat_apple_pair(W_Q, W_K)  # section 2: eat -> apple only
+    assert "apple does not look at eat" in capsys.readouterr().out
+    assert not nb03.check_eat_apple_pair(W_K, W_Q)  # section 7's swap: apple -> eat only
+    assert "eat no longer looks at apple" in capsys.readouterr().out
+    assert not nb03.check_eat_apple_pair(torch.zeros(2, 2), torch.zeros(2, 2))  # uniform
+    assert "neither" in capsys.readouterr().out
+    assert not nb03.check_eat_apple_pair(torch.zeros(3, 3), torch.zeros(3, 3))  # wrong shape: message, no error
+    assert not nb03.check_eat_apple_pair(None, None)  # unanswered
+    out = capsys.readouterr().out
+    assert "✍ Not answered yet" in out and "row" not in out.split("✍")[-1]
 
 
 def test_window_mask():
@@ -41,6 +181,7 @@ def test_window_mask():
     assert not nb03.check_window_mask((ones.tril() & ones.triu(-1)).int())  # not bool
     assert not nb03.check_window_mask(ones.triu() & ones.tril(1))  # window to the right: looks ahead
     assert not nb03.check_window_mask(torch.ones(3, 3, dtype=torch.bool))
+    assert not nb03.check_window_mask(None)  # unanswered
 
 
 def test_init_guess_accepts_the_measured_answer_and_rejects_the_other_and_the_placeholder(capsys):

@@ -6,16 +6,23 @@ import math
 
 import torch
 
+from ..attention import masked_softmax, scaled_dot_product_attention
 from ..model import INITS  # the one list of initialisations
-from ..stepwise import score_stats, toy_embeddings
+from ..stepwise import toy_embeddings
 from . import feedback
 
 TOY_WORDS = ("i", "can", "eat", "apple")
 
 
+NOT_ANSWERED = "✍ Not answered yet: "
+
+
 def check_window_mask(mask) -> bool:
     """Exercise 3: (4, 4) bool mask, True = may attend: every word sees itself and the word just before it."""
     want = torch.ones(4, 4, dtype=torch.bool).tril() & torch.ones(4, 4, dtype=torch.bool).triu(-1)
+    if mask is None:
+        print(NOT_ANSWERED + "build window_mask, a (4, 4) bool tensor, then re-run this cell.")
+        return False
     if not isinstance(mask, torch.Tensor) or mask.shape != (4, 4):
         return feedback(False, "", "window_mask must be a (4, 4) tensor.")
     if mask.dtype != torch.bool:
@@ -29,20 +36,174 @@ def check_window_mask(mask) -> bool:
     return feedback(True, "each word sees itself and its left neighbour: a causal window of width 2.", "")
 
 
-def check_divisor_256(divisor) -> bool:
-    """Exercise 1: a divisor that brings the std of q·k (d = 256, N(0, 1) entries) back to about 1."""
+# ---- Exercise 1: masked softmax and attention, written by the learner ----
+
+
+def _cases():
+    """Random inputs the learner's functions are compared on: (name, q, k, v, mask); no row is fully masked.
+
+    The sizes differ from one another (Tq, Tk, d_k, d_v), so that a wrong axis or divisor shows."""
+    g = torch.Generator().manual_seed(3)
+    causal = torch.ones(5, 5, dtype=torch.bool).tril()  # (Tq, Tk), broadcast over batch and heads
+    lengths = torch.tensor([5, 3])  # sentence 1 has 2 padding slots
+    padding = (torch.arange(5)[None, :] < lengths[:, None])[:, None, None, :]  # (B, 1, 1, Tk)
+    cross_pad = (torch.arange(6)[None, :] < torch.tensor([6, 4])[:, None])[:, None, :]  # (B, 1, Tk)
+
+    def r(*shape):
+        return torch.randn(*shape, generator=g) * 2.0  # scores of size a few units: softmax is not flat
+
+    return [
+        ("no mask", r(4, 6), r(4, 6), r(4, 3), None),
+        ("causal mask", r(2, 3, 5, 6), r(2, 3, 5, 6), r(2, 3, 5, 3), causal),
+        ("padding mask", r(2, 3, 5, 6), r(2, 3, 5, 6), r(2, 3, 5, 3), padding),
+        ("padding mask, Tq ≠ Tk", r(2, 3, 8), r(2, 6, 8), r(2, 6, 2), cross_pad),
+    ]
+
+
+def _softmax_variants(scores, mask):
+    """The typical mistakes of a masked softmax, for the same scores: {name: weights}."""
+    if mask is None:
+        return {"softmax over the wrong axis": torch.softmax(scores, dim=-2)}
+    return {
+        "softmax over the wrong axis": torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-2),
+        "mask inverted": torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1),
+        "masked scores set to 0": torch.softmax(scores.masked_fill(~mask, 0.0), dim=-1),
+        "mask forgotten": torch.softmax(scores, dim=-1),
+        "zeroed after the softmax": torch.softmax(scores, dim=-1) * mask,
+    }
+
+
+_HINTS = {
+    "softmax over the wrong axis": "each query's row must sum to 1: take the softmax over the keys, the last axis "
+    "(dim=-1), not over the queries.",
+    "mask inverted": "the course's masks mean True = may attend, so it is the False positions that must get no weight.",
+    "masked scores set to 0": "a score of 0 still gets weight e⁰ = 1 before normalising; a masked position needs a "
+    "score whose exponential is exactly 0.",
+    "mask forgotten": "the mask is not used: masked positions still get weight.",
+    "zeroed after the softmax": "zeroing weights after the softmax leaves rows that sum to less than 1; mask the "
+    "scores before the softmax, so that it normalises over the allowed keys only.",
+    "no √d_k": "the scores are not scaled: divide q·kᵀ by √d_k, d_k = q.shape[-1].",
+    "divided by d_k": "the scores are divided by d_k; the divisor is its square root, √d_k.",
+}
+
+
+def _call(fn, args, name):
+    """(result, message): the learner's fn(*args), or None and a message if it is unanswered or raises."""
     try:
-        divisor = float(divisor)
-    except (TypeError, ValueError):
-        return feedback(False, "", "give a number, e.g. my_divisor = 3.0.")
-    if not divisor > 0:
-        return feedback(False, "", "the divisor must be positive.")
-    std = score_stats(256, divisor)["score_std"]
-    return feedback(
-        abs(std - 1) < 0.05,
-        f"dividing by {divisor:g} gives std {std:.2f}: that is √256 = 16.",
-        f"dividing by {divisor:g} gives std {std:.2f}; the raw std is about √d, so divide by that.",
-    )
+        got = fn(*args)
+    except NotImplementedError:
+        return None, NOT_ANSWERED + f"write the body of {name} (replace the raise line), then re-run this cell."
+    except Exception as exc:  # the learner's code may raise anything
+        return None, f"❌ Not yet: {name} raised {type(exc).__name__}: {exc}"
+    if got is None:
+        return None, NOT_ANSWERED + f"{name} returns None: write its body, then re-run this cell."
+    return got, None
+
+
+def _compare(name, case, got, want, variants) -> str | None:
+    """None if got == want, else a one-line hint (the typical mistake it matches, if any)."""
+    if not isinstance(got, torch.Tensor) or got.shape != want.shape:
+        shape = tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__
+        return f"{name} ({case}) should return shape {tuple(want.shape)}; got {shape}."
+    got = got.detach().to(want.dtype)
+    if torch.allclose(got, want, atol=1e-5):
+        return None
+    for mistake, variant in variants.items():
+        if variant.shape == got.shape and torch.allclose(got, variant, atol=1e-5, equal_nan=True):
+            return f"{name} ({case}): {_HINTS[mistake]}"
+    if torch.isnan(got).any():
+        return f"{name} ({case}) returns NaN: is a whole row masked by mistake, or inf − inf somewhere?"
+    return f"{name} ({case}): right shape, but the numbers differ from the course's."
+
+
+def check_masked_softmax(fn) -> bool:
+    """Exercise 1a: fn(scores, mask) = softmax over the keys where only mask == True counts (True = may attend).
+
+    Compared with `attention.masked_softmax` on random scores with no mask, a causal and two padding masks."""
+    if not callable(fn):
+        return feedback(False, "", "pass the function itself: check_masked_softmax(my_masked_softmax).")
+    for case, q, k, _, mask in _cases():
+        scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+        got, message = _call(fn, (scores.clone(), mask), "my_masked_softmax")
+        if message:
+            print(message)
+            return False
+        hint = _compare("my_masked_softmax", case, got, masked_softmax(scores, mask), _softmax_variants(scores, mask))
+        if hint:
+            return feedback(False, "", hint)
+    return feedback(True, "your masked softmax equals the course's, with no mask, a causal and padding masks.", "")
+
+
+def check_attention(fn) -> bool:
+    """Exercise 1b: fn(q, k, v, mask=None) -> out (or (out, weights)) = softmax(q kᵀ / √d_k, masked) v.
+
+    Compared with `attention.scaled_dot_product_attention` on the same random inputs as check_masked_softmax."""
+    if not callable(fn):
+        return feedback(False, "", "pass the function itself: check_attention(my_attention).")
+    for case, q, k, v, mask in _cases():
+        want_out, want_w = scaled_dot_product_attention(q, k, v, mask)
+        got, message = _call(fn, (q.clone(), k.clone(), v.clone(), mask), "my_attention")
+        if message:
+            print(message)
+            return False
+        got_w = None
+        if isinstance(got, tuple) and len(got) == 2:
+            got, got_w = got  # (out, weights), like the course's function
+        raw = q @ k.transpose(-2, -1)
+        d_k = q.shape[-1]
+        variants = {mistake: weights @ v for mistake, weights in _softmax_variants(raw / math.sqrt(d_k), mask).items()}
+        variants["no √d_k"] = masked_softmax(raw, mask) @ v
+        variants["divided by d_k"] = masked_softmax(raw / d_k, mask) @ v
+        hint = _compare("my_attention", case, got, want_out, variants)
+        if hint:
+            return feedback(False, "", hint)
+        if got_w is not None and _compare("my_attention's weights", case, got_w, want_w, {}):
+            return feedback(
+                False, "", f"my_attention ({case}): the output is right but the weights it returns are not."
+            )
+    return feedback(True, "your attention equals the course's scaled_dot_product_attention on every case.", "")
+
+
+# ---- Predict before you look ----
+
+
+def check_times_ten(prediction, before: float, after: float) -> bool:
+    """Predict (section 2): multiply every energy by 10; does eat's weight on apple go "up", "down" or stay "same"?
+
+    `before` and `after` are that weight as the notebook measured it; the checker follows the measurement."""
+    if prediction is None:
+        print(NOT_ANSWERED + 'set my_prediction_x10 to "up", "down" or "same", then re-run this cell.')
+        return False
+    answer = str(prediction).strip().lower()
+    if answer not in ("up", "down", "same"):
+        return feedback(False, "", f'answer "up", "down" or "same"; got {prediction!r}.')
+    truth = "same" if abs(after - before) < 1e-3 else ("up" if after > before else "down")
+    numbers = f"eat → apple: {before:.3f} before, {after:.3f} with every energy × 10"
+    if answer == truth:
+        return feedback(True, f"{numbers}. Section 4 shows why this matters.", "")
+    if answer == "same":
+        return feedback(
+            False, "", f"{numbers}. softmax normalises e^energy, not the energies: larger gaps give larger ratios."
+        )
+    return feedback(False, "", f"{numbers}. The largest energy in a row gains the most when all are multiplied.")
+
+
+def check_causal_top(guess, weights_row, words) -> bool:
+    """Predict (section 5): under the causal mask, which word gets eat's largest weight? Follows the measured row."""
+    if guess is None:
+        print(NOT_ANSWERED + "set my_causal_guess to one of the words eat may see, then re-run this cell.")
+        return False
+    words = list(words)
+    if guess not in words:
+        return feedback(False, "", f"give one of the words {words}; got {guess!r}.")
+    row = torch.as_tensor(weights_row)
+    top = words[int(row.argmax())]
+    numbers = ", ".join(f"{w} {x:.2f}" for w, x in zip(words, row.tolist()))
+    if guess == top:
+        return feedback(True, f"eat's row under the causal mask: {numbers}.", "")
+    if row[words.index(guess)] == 0:
+        return feedback(False, "", f"the causal mask hides {guess!r} from eat: {numbers}.")
+    return feedback(False, "", f"eat's row under the causal mask: {numbers}. Look at which keys are non-zero.")
 
 
 def toy_weights(W_Q, W_K, words=TOY_WORDS) -> torch.Tensor:
@@ -55,21 +216,35 @@ def toy_weights(W_Q, W_K, words=TOY_WORDS) -> torch.Tensor:
     return torch.softmax(Q @ K.T / math.sqrt(2), dim=-1)
 
 
-def check_apple_attends_to_eat(W_Q, W_K) -> bool:
-    """Exercise 2: 2×2 W_Q, W_K such that 'apple' gives 'eat' its highest weight, above 0.5."""
+def check_eat_apple_pair(W_Q, W_K) -> bool:
+    """Exercise 2: 2×2 W_Q, W_K such that 'eat' gives 'apple' and 'apple' gives 'eat' its largest weight, above 0.5."""
+    if W_Q is None or W_K is None:
+        print(NOT_ANSWERED + "fill in W_Q2 and W_K2 (2×2 tensors), then re-run this cell.")
+        return False
     try:
         w = toy_weights(W_Q, W_K)
     except (ValueError, TypeError, RuntimeError) as exc:
         return feedback(False, "", str(exc))
-    row = w[TOY_WORDS.index("apple")]
-    best = TOY_WORDS[int(row.argmax())]
-    ok = best == "eat" and row[TOY_WORDS.index("eat")].item() > 0.5
-    return feedback(
-        ok,
-        f"apple -> eat gets {row[2].item():.2f} of apple's attention.",
-        f"apple's row is {[round(x, 2) for x in row.tolist()]} (i, can, eat, apple): its top key is {best!r}; "
-        "make apple's query point at the 'action' feature that eat's key carries.",
+    eat, apple = TOY_WORDS.index("eat"), TOY_WORDS.index("apple")
+    ok = {
+        (a, b): int(w[a].argmax()) == b and w[a, b].item() > 0.5 for a, b in ((eat, apple), (apple, eat))
+    }  # (query, key): the query's largest weight is on the key, above 0.5
+    rows = (
+        "; ".join(f"{TOY_WORDS[a]}'s row {[round(x, 2) for x in w[a].tolist()]}" for a in (eat, apple))
+        + " (keys: i, can, eat, apple)"
     )
+    if all(ok.values()):
+        return feedback(True, f"eat -> apple {w[eat, apple]:.2f}, apple -> eat {w[apple, eat]:.2f}.", "")
+    if ok[apple, eat]:
+        hint = (
+            "apple looks at eat now, but eat no longer looks at apple. Swapping W^Q and W^K swaps the roles for "
+            "every word (section 7); here both features must ask, and both must answer."
+        )
+    elif ok[eat, apple]:
+        hint = "eat looks at apple, but apple does not look at eat: apple's query must point where eat's key is."
+    else:
+        hint = "neither looks at the other yet: which feature should each word's query ask for?"
+    return feedback(False, "", f"{rows}. {hint}")
 
 
 GUESS_PLACEHOLDER = "?"
