@@ -31,6 +31,14 @@ MACHINE_SPECIFIC = re.compile(r"(/(home|root|Users|tmp|work|var/folders)/|[A-Za-
 IGNORED_KINDS = re.compile(r"interactive_plot|widget|log=print|train\(|course_model\(")
 
 
+# The notebook standard's countable parts (docs/notebook_standard.md, issue 12's bar): figures, exercises with a
+# worded solution to reveal, a widget with a static fallback. An exercise starts at a heading that names it
+# ("### Exercise 2 — ...", "### What a head writes — Exercise 2: ...") or at a bold lead ("**Exercise 2 — ...**").
+MIN_FIGURES, MIN_EXERCISES = 2, 2
+EXERCISE = re.compile(r"^(?:#{2,4} [^\n]*?\bExercise (\d+)\b|\*\*Exercise (\d+)\b)", re.M)
+SOLUTION = re.compile(r"<details>\s*<summary>[^<]*solution[^<]*</summary>", re.I)
+
+
 def load(path: Path):
     return nbformat.read(path, as_version=4)
 
@@ -136,3 +144,62 @@ def test_pre_commit_nbstripout_keeps_every_notebook_as_committed(tmp_path):
     assert not changed, (
         f"the pre-commit hook would rewrite {changed}: volatile metadata committed, or the hook strips too much"
     )
+
+
+def exercises_and_solutions(nb) -> list[tuple[str, bool]]:
+    """Each exercise of the notebook (its number, in order) and whether a <details> solution follows it before the
+    next exercise starts."""
+    events = []  # (cell, offset, exercise number or None for a solution)
+    for i, c in enumerate(nb.cells):
+        if c.cell_type != "markdown":
+            continue
+        events += [(i, m.start(), m.group(1) or m.group(2)) for m in EXERCISE.finditer(c.source)]
+        events += [(i, m.start(), None) for m in SOLUTION.finditer(c.source)]
+    events.sort()
+    found = []
+    for k, (_, _, number) in enumerate(events):
+        if number is None:
+            continue
+        rest = [e[2] for e in events[k + 1 :]]
+        until_next = rest[: next((j for j, e in enumerate(rest) if e is not None), len(rest))]
+        found.append((number, len(until_next) > 0))
+    return found
+
+
+def test_at_least_two_png_figures_in_the_committed_outputs(notebook):
+    path, nb = notebook
+    figures = sum("image/png" in o.get("data", {}) for c in code_cells(nb) for o in c.outputs)
+    assert figures >= MIN_FIGURES, f"{path.name}: {figures} PNG figure(s) in the outputs, the standard asks >= 2"
+
+
+def test_at_least_two_exercises_each_with_a_solution_to_reveal(notebook):
+    path, nb = notebook
+    found = exercises_and_solutions(nb)
+    numbers = list(dict.fromkeys(n for n, _ in found))
+    assert len(numbers) >= MIN_EXERCISES, f"{path.name}: exercises {numbers}; the standard asks >= 2"
+    unsolved = [n for n, solved in found if not solved]
+    assert not unsolved, f"{path.name}: exercise(s) {unsolved} without a <details><summary>…solution…</summary> below"
+
+
+def test_a_widget_cell_followed_by_its_compared_static_view(notebook):
+    path, nb = notebook
+    cells = code_cells(nb)
+    widget_cells = [i for i, c in enumerate(cells) if c.source.startswith(IGNORE) and "interactive_plot(" in c.source]
+    assert widget_cells, f"{path.name}: no widget cell ('{IGNORE}' on line 1 and interactive_plot)"
+    for i in widget_cells:
+        nxt = cells[i + 1] if i + 1 < len(cells) else None
+        assert nxt is not None and not nxt.source.startswith(IGNORE) and nxt.outputs, (
+            f"{path.name} cell [{i + 1}]: the next code cell must be compared and show the widget's default view"
+        )
+
+
+def test_the_exercise_count_sees_headings_bold_leads_and_a_missing_solution():
+    md = nbformat.v4.new_markdown_cell
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        md("## Exercises\n### Exercise 1 — write it\n<details><summary>Solution</summary>x</details>"),
+        md("**Exercise 2 — predict.** Guess first.\n<details><summary>Hint</summary>y</details>"),
+        md("### What a head writes — Exercise 3: one head\n(Exercise 4 is elsewhere.)"),
+        md("<details>\n<summary>Worked solution</summary>z</details>"),
+    ]
+    assert exercises_and_solutions(nb) == [("1", True), ("2", False), ("3", True)]
