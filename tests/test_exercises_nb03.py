@@ -43,16 +43,6 @@ def test_masked_softmax_and_attention_accept_the_worked_solution(capsys):
     assert capsys.readouterr().out.count("✅") == 5
 
 
-def test_the_worked_solution_in_the_notebook_passes():
-    """The code in the notebook's <details> block under exercise 1 is the solution the checkers accept."""
-    nb = nbformat.read(NOTEBOOK, as_version=4)
-    block = next(c.source for c in nb.cells if c.cell_type == "markdown" and "def my_masked_softmax" in c.source)
-    code = re.search(r"```python\n(.*?)```", block, re.S).group(1)
-    space = {"torch": torch, "math": math}
-    exec(code, space)
-    assert nb03.check_masked_softmax(space["my_masked_softmax"]) and nb03.check_attention(space["my_attention"])
-
-
 def _softmax_mistake(kind):
     def fn(scores, mask):
         if kind == "wrong dim":
@@ -224,3 +214,42 @@ def test_init_guess_on_the_notebooks_three_epoch_training():
     }
     assert measured["torch_default"] > 0.99 > 0.9 > measured["xavier"]
     assert nb03.check_init_guess("torch_default", measured) and not nb03.check_init_guess("xavier", measured)
+
+
+def _solution_blocks():
+    """The python code of every worked solution in notebook 03's <details> blocks."""
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    return [
+        re.search(r"```python\n(.*?)```", block, re.S).group(1)
+        for block in re.findall(r"<summary>Worked solution</summary>(.*?)</details>", text, re.S)
+    ]
+
+
+def test_every_worked_solution_in_the_notebook_is_accepted(capsys):
+    blocks = _solution_blocks()
+    assert len(blocks) == 4  # exercise 1, the init guess, exercises 2 and 3
+    space = {"torch": torch, "math": math, **{n: getattr(nb03, n) for n in dir(nb03) if n.startswith("check_")}}
+    for code in blocks:
+        exec(code, space)
+    assert nb03.check_masked_softmax(space["my_masked_softmax"]) and nb03.check_attention(space["my_attention"])
+    assert nb03.check_eat_apple_pair(space["W_Q2"], space["W_K2"]) and nb03.check_window_mask(space["window_mask"])
+    assert space["my_guess"] == "torch_default"
+    assert "❌" not in capsys.readouterr().out
+
+
+def test_the_predictions_on_the_notebooks_toy_sentence():
+    """What the two predict prompts reveal, computed as the notebook does: × 10 sharpens eat's row; under the causal
+    mask eat's largest weight is on itself."""
+    from course_utils.attention import scaled_dot_product_attention
+    from course_utils.stepwise import toy_embeddings
+
+    X = toy_embeddings(nb03.TOY_WORDS)
+    W_Q = torch.tensor([[0.0, 2.0], [0.0, 0.0]])
+    W_K = torch.tensor([[0.0, 0.0], [0.0, 2.0]])
+    energy = (X @ W_Q) @ (X @ W_K).T / math.sqrt(2)
+    before, after = torch.softmax(energy, -1)[2, 3].item(), torch.softmax(10 * energy, -1)[2, 3].item()
+    assert nb03.check_times_ten("up", before, after) and not nb03.check_times_ten("same", before, after)
+    _, w_causal = scaled_dot_product_attention(X @ W_Q, X @ W_K, X, torch.ones(4, 4, dtype=torch.bool).tril())
+    assert nb03.check_causal_top("eat", w_causal[2], nb03.TOY_WORDS)
+    assert not nb03.check_causal_top("apple", w_causal[2], nb03.TOY_WORDS)
