@@ -391,3 +391,39 @@ def head_bilinear(model: MiniLM, layer: int, head: int) -> torch.Tensor:
     rows = slice(head * dh, (head + 1) * dh)
     wq, wk = attn.w_q.weight[rows].double(), attn.w_k.weight[rows].double()  # (dh, d_model) each
     return wq.T @ wk
+
+
+# ------------------------------------------------------------------------------------------- head ablation
+
+
+@torch.no_grad()
+def paraphrase_cosines(model: MiniLM, pairs=PARAPHRASES) -> torch.Tensor:
+    """(n,) cosine between the two sentence embeddings of each pair (unit vectors: their dot product)."""
+    a, b = model.embed([p[0] for p in pairs]), model.embed([p[1] for p in pairs])
+    return (a * b).sum(1).double()
+
+
+@torch.no_grad()
+def ablation_drops(model: MiniLM, pairs=PARAPHRASES) -> pd.DataFrame:
+    """Zero one head at a time (tracing.ablate_head on "encoder.{layer}.self.x1") and score the paraphrase pairs:
+    one row per (layer, head) with the mean paraphrase cosine and its drop from the intact model.
+
+    The same as `with patch(model, {key: ablate_head(h)}): paraphrase_cosines(model, pairs)` for every head, but
+    each run starts from the intact input of the ablated layer (the layers before it are not changed)."""
+    from .tracing import ablate_head, patch
+
+    n = len(pairs)
+    states, batch = model.hidden_states([p[0] for p in pairs] + [p[1] for p in pairs])
+    key_mask = batch.mask[:, None, None, :]
+    base = float(paraphrase_cosines(model, pairs).mean())
+    rows = []
+    for layer in range(model.cfg.n_layers):
+        for head in range(model.cfg.n_heads):
+            with patch(model, {trace_key(PLACE, layer, "x1"): ablate_head(head)}):
+                x = states[layer]
+                for block in model.layers[layer:]:
+                    x = block(x, key_mask)
+            e = mean_pool(x, batch.mask)
+            cos = float((e[:n] * e[n:]).sum(1).double().mean())
+            rows.append({"layer": layer, "head": head, "paraphrase cosine": cos, "drop": base - cos})
+    return pd.DataFrame(rows).set_index(["layer", "head"])

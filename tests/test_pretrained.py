@@ -191,3 +191,17 @@ def test_bad_input_raises_course_errors(model, bad, error):
     assert isinstance(info.value, CourseInputError) and str(info.value)
     with pytest.raises(CourseInputError):
         pretrained.trace_sentence(model, bad)
+
+
+def test_ablation_drops_equal_the_plain_patched_run(model):
+    from course_utils.tracing import ablate_head, patch
+
+    pairs = pretrained.PARAPHRASES[:3]
+    table = pretrained.ablation_drops(model, pairs)
+    assert table.shape == (72, 2)
+    base = float(pretrained.paraphrase_cosines(model, pairs).mean())
+    for layer, head in [(0, 2), (3, 7), (5, 11)]:
+        with patch(model, {f"encoder.{layer}.self.x1": ablate_head(head)}):
+            cos = float(pretrained.paraphrase_cosines(model, pairs).mean())
+        assert abs(table.loc[(layer, head), "paraphrase cosine"] - cos) < 1e-6
+        assert abs(table.loc[(layer, head), "drop"] - (base - cos)) < 1e-6

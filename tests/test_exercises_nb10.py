@@ -1,0 +1,142 @@
+"""Notebook 10's checkers accept the worked solutions and reject the typical wrong answers with their hints."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+import torch
+
+from course_utils import pretrained
+from course_utils.exercises import nb10 as ex
+
+NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "10_a_real_pretrained_transformer.ipynb"
+
+
+def solution_code(marker: str) -> str:
+    """The fenced code of the one <details> solution block of notebook 10 that contains `marker`."""
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    blocks = [
+        c.source for c in nb.cells if c.cell_type == "markdown" and "<details>" in c.source and marker in c.source
+    ]
+    assert len(blocks) == 1, f"{len(blocks)} solution blocks contain {marker!r}"
+    return re.search(r"```python\n(.*?)```", blocks[0], re.S).group(1)
+
+
+@pytest.fixture(scope="module")
+def model():
+    torch.set_num_threads(1)
+    return pretrained.load_minilm()
+
+
+def right(w):
+    return w.diagonal(-1, dim1=-2, dim2=-1).mean(-1)
+
+
+def loop_solution(w):
+    H, T, _ = w.shape
+    return [sum(float(w[h, i, i - 1]) for i in range(1, T)) / (T - 1) for h in range(H)]
+
+
+def unanswered(w):
+    raise NotImplementedError
+
+
+# ---- exercise 1: the previous-token detector and head
+
+
+def test_detector_accepts_right_answers(capsys):
+    assert ex.check_previous_token_mass(right)
+    assert ex.check_previous_token_mass(loop_solution)
+    assert "✅" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "fn, hint",
+    [
+        (lambda w: w[:, torch.arange(w.shape[-1]), torch.arange(w.shape[-1]) - 1].mean(-1), "wraps round"),
+        (lambda w: w.diagonal(1, dim1=-2, dim2=-1).mean(-1), "NEXT token"),
+        (lambda w: w.diagonal(-1, dim1=-2, dim2=-1).sum(-1), "summed"),
+        (lambda w: w.diagonal(-1, dim1=-2, dim2=-1).sum(-1) / w.shape[-1], "divided by T"),
+        (lambda w: w.transpose(-1, -2).diagonal(-1, dim1=-2, dim2=-1).mean(-1), "rows and columns swapped"),
+        (lambda w: w.diagonal(-1, dim1=-2, dim2=-1), "one number per head"),
+        (lambda w: w.diagonal(0, dim1=-2, dim2=-1).mean(-1), "not the mean weight on the previous key"),
+        (lambda w: 1 / 0, "ZeroDivisionError"),
+        ("not a function", "must be a function"),
+    ],
+)
+def test_detector_rejects_typical_mistakes(fn, hint, capsys):
+    assert not ex.check_previous_token_mass(fn)
+    out = capsys.readouterr().out
+    assert "❌" in out and hint in out, out
+
+
+def test_unanswered_detector_gives_nothing_away(capsys):
+    assert not ex.check_previous_token_head(unanswered, None)
+    out = capsys.readouterr().out
+    assert "not answered yet" in out and "diagonal" not in out and "i − 1" not in out
+    assert "(0, 2)" not in out and "head 2" not in out  # the answer is not in the message
+
+
+def test_previous_token_head_answer(model, capsys):
+    layer, head = ex.previous_token_head(model)
+    assert (layer, head) == (0, 2)  # measured: layer 0, head 2 puts ~1.0 of every query's weight on the previous token
+    assert ex.check_previous_token_head(right, (layer, head), model)
+    assert not ex.check_previous_token_head(right, None, model)
+    assert not ex.check_previous_token_head(right, (layer + 1, head), model)
+    assert "numbered from 0" in capsys.readouterr().out
+    assert not ex.check_previous_token_head(right, (1, 8), model)  # the next-token head
+    assert not ex.check_previous_token_head(right, (7, 0), model)
+    assert "0..5" in capsys.readouterr().out.splitlines()[-1]
+    assert not ex.check_previous_token_head(right, "zero", model)
+
+
+def test_worked_solution_of_exercise_1(model, capsys):
+    ns = {"torch": torch, "pretrained": pretrained, "model": model, "ex": ex}
+    exec(solution_code("previous_token_mass"), ns)
+    assert ns["my_previous_token_head"] == (0, 2)
+    assert "✅" in capsys.readouterr().out
+
+
+# ---- exercise 2: predict which layer separates eat more
+
+DIST = {0: 0.18, 1: 0.27, 2: 0.28, 3: 0.29, 4: 0.28, 5: 0.68}
+
+
+@pytest.mark.parametrize("answer", ["layer 5", "Layer 5", 5, "5"])
+def test_prediction_accepted(answer, capsys):
+    assert ex.check_eat_layer_prediction(answer, DIST)
+    assert "✅" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "answer, hint",
+    [
+        (None, "not answered yet"),
+        ("layer 0", "the last layer separates most"),
+        (0, "the last layer separates most"),
+        ("layer 6", "'layer 0' or 'layer 5'"),
+        ("both", "'layer 0' or 'layer 5'"),
+        (True, "'layer 0' or 'layer 5'"),
+    ],
+)
+def test_prediction_rejected(answer, hint, capsys):
+    assert not ex.check_eat_layer_prediction(answer, DIST)
+    out = capsys.readouterr().out
+    assert hint in out, out
+    if answer is None:
+        assert "0.68" not in out and "0.18" not in out  # the unanswered message gives no number away
+
+
+def test_prediction_follows_the_measured_numbers():
+    flipped = {**DIST, 0: 0.9}
+    assert ex.check_eat_layer_prediction("layer 0", flipped)
+    assert not ex.check_eat_layer_prediction("layer 5", flipped)
+
+
+def test_worked_solution_of_exercise_2(capsys):
+    ns = {"ex": ex, "eat_distances": DIST}
+    exec(solution_code("my_prediction"), ns)
+    assert ns["my_prediction"] == "layer 5"
