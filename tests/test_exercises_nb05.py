@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
+import nbformat
 import torch
 from torch import nn
 from torch.nn import functional as F
@@ -16,16 +18,76 @@ from course_utils.model import ModelConfig, build_model, parameter_counts
 from course_utils.tracing import run_with_trace
 from course_utils.training import TrainConfig, load_standard_model, make_batches, single_thread
 
+NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "05_training_the_translator.ipynb"
 
-def test_decoder_extra():
+
+def solution_block(first_line: str) -> str:
+    """The python code of the notebook's worked solution whose code starts with `first_line`."""
+    cells = nbformat.read(NOTEBOOK, as_version=4).cells
+    blocks = [
+        b.split("```", 1)[0]
+        for c in cells
+        if c.cell_type == "markdown" and "<details>" in c.source
+        for b in c.source.split("```python\n")[1:]
+    ]
+    (found,) = [b for b in blocks if b.startswith(first_line)]
+    return found
+
+
+def layer_parameters(d_model, d_ff, decoder=False):  # the worked solution
+    def linear(n_in, n_out):
+        return n_in * n_out + n_out
+
+    attention = 4 * linear(d_model, d_model)
+    feed_forward = linear(d_model, d_ff) + linear(d_ff, d_model)
+    layer_norm = 2 * d_model
+    if decoder:
+        return 2 * attention + feed_forward + 3 * layer_norm
+    return attention + feed_forward + 2 * layer_norm
+
+
+def test_layer_parameters(capsys):
+    def hint_for(fn):
+        assert not nb05.check_layer_parameters(fn)
+        return capsys.readouterr().out
+
+    assert nb05.check_layer_parameters(layer_parameters)
+    assert "16768 more" in capsys.readouterr().out
     counts = parameter_counts(build_model())
-    n_extra = 4 * (64 * 64 + 64) + 2 * 64
-    assert n_extra == counts["decoder layer 0"] - counts["encoder layer 0"]
-    assert nb05.check_decoder_extra(n_extra)
-    assert not nb05.check_decoder_extra(4 * (64 * 64 + 64))  # forgot the LayerNorm
-    assert not nb05.check_decoder_extra(4 * 64 * 64)  # forgot the biases
-    assert not nb05.check_decoder_extra(counts["decoder layer 0"])  # the whole layer
-    assert not nb05.check_decoder_extra(None)
+    assert (
+        layer_parameters(64, 128, True) - layer_parameters(64, 128)
+        == counts["decoder layer 0"] - counts["encoder layer 0"]
+    )
+    out = hint_for(lambda d_model, d_ff, decoder=False: None)  # the committed, unanswered state
+    assert "not answered yet" in out and "16" not in out and "33472" not in out
+
+    def count(**mistake):
+        return lambda d_model, d_ff, decoder=False: nb05._layer_count(d_model, d_ff, decoder, **mistake)
+
+    assert nb05.check_layer_parameters(count())  # the checker's own count
+    assert "bias of n_out" in hint_for(count(bias=False))
+    assert "LayerNorm has parameters too" in hint_for(count(norms=0))
+    assert "gain AND a bias" in hint_for(count(norms=1))
+    assert "W^O" in hint_for(count(w_o=False))
+    assert "two linear layers" in hint_for(count(ff_linears=1))
+    assert "two attention blocks" in hint_for(count(cross=False))
+    assert "not the course's sizes" in hint_for(lambda d_model, d_ff, decoder=False: layer_parameters(64, 128, decoder))
+    assert "a built model has" in hint_for(lambda d_model, d_ff, decoder=False: layer_parameters(d_model, d_ff) + 1)
+    assert "raised" in hint_for(lambda d_model, d_ff: 0)  # no decoder argument
+    assert "no brackets" in hint_for(33472)
+
+
+def test_worked_solutions_in_the_notebook_pass(capsys):
+    namespace = {
+        "counts": parameter_counts(build_model()),
+        "check_layer_parameters": nb05.check_layer_parameters,
+        "check_training_step": nb05.check_training_step,
+        "torch": torch,
+        "nn": nn,
+    }
+    for first_line in ("def layer_parameters(", "def training_step("):
+        exec(compile(solution_block(first_line), f"notebook 05: solution {first_line}", "exec"), namespace)
+        assert capsys.readouterr().out.startswith("✅"), first_line
 
 
 def test_emitting_row():

@@ -10,34 +10,89 @@ from torch import nn
 
 from . import feedback
 
-D_MODEL, D_FF = 64, 128
+_LAYER_SIZES = ((64, 128), (32, 64), (16, 48), (128, 256))  # (d_model, d_ff): the course's first
 
 
-def check_decoder_extra(n_extra) -> bool:
-    """Exercise 1: how many more parameters a decoder layer has than an encoder layer (standard config)."""
-    attention = 4 * (D_MODEL * D_MODEL + D_MODEL)  # W^Q, W^K, W^V, W^O with biases
-    layer_norm = 2 * D_MODEL  # gain and bias
-    want = attention + layer_norm  # the cross-attention and the LayerNorm after it
-    try:
-        n = int(n_extra)
-    except (TypeError, ValueError):
-        return feedback(False, "", f"give a whole number of parameters; got {n_extra!r}.")
-    if n == attention:
+def _layer_count(d, f, decoder, *, bias=True, norms=2, w_o=True, ff_linears=2, cross=True) -> int:
+    """Parameters of one layer from its parts (norms: numbers per LayerNorm in units of d_model, 2 = gain and
+    bias); the keyword arguments other than the defaults are the typical mistakes."""
+    linear = d * d + (d if bias else 0)
+    attention = (4 if w_o else 3) * linear
+    ff = (d * f + (f if bias else 0)) + (f * d + (d if bias else 0)) * (ff_linears - 1)
+    n_attention = 2 if decoder and cross else 1
+    n_norms = n_attention + 1
+    return n_attention * attention + ff + n_norms * norms * d
+
+
+_LAYER_MISTAKES = (
+    (dict(bias=False), "every nn.Linear(n_in, n_out) has a bias of n_out numbers next to its n_in × n_out weights."),
+    (dict(norms=0), "each LayerNorm has parameters too: a gain and a bias of d_model numbers each."),
+    (dict(norms=1), "a LayerNorm has a gain AND a bias, d_model numbers each."),
+    (dict(w_o=False), "an attention block has four linear layers: W^Q, W^K, W^V and the output projection W^O."),
+    (dict(ff_linears=1), "the feed-forward block has two linear layers, d_model → d_ff and d_ff → d_model."),
+    (
+        dict(cross=False),
+        "a decoder layer has two attention blocks, self-attention and cross-attention, each followed by a "
+        "residual connection and a LayerNorm.",
+    ),
+)
+
+
+def _built_layer_counts(d_model: int, d_ff: int) -> tuple[int, int]:
+    """(encoder layer, decoder layer) parameters of a model built with these sizes: the truth the checker uses."""
+    from ..model import ModelConfig, build_model, parameter_counts
+
+    counts = parameter_counts(build_model(ModelConfig(d_model=d_model, d_ff=d_ff)))
+    return counts["encoder layer 0"], counts["decoder layer 0"]
+
+
+def check_layer_parameters(layer_parameters) -> bool:
+    """Exercise 1: layer_parameters(d_model, d_ff, decoder=False) counts one encoder (or decoder) layer's
+    parameters from its parts; tried on four sizes, both kinds, against parameter_counts of built models."""
+    if not callable(layer_parameters):
+        return feedback(
+            False, "", f"give your function layer_parameters itself (no brackets); got {layer_parameters!r}."
+        )
+    cases = [(d, f, dec) for d, f in _LAYER_SIZES for dec in (False, True)]
+    got = {}
+    for d, f, dec in cases:
+        try:
+            got[d, f, dec] = layer_parameters(d, f, decoder=dec)
+        except Exception as err:  # the learner's code: report, never raise
+            return feedback(False, "", f"your function raised {type(err).__name__}: {err}")
+    if all(v is None for v in got.values()):
+        return feedback(False, "", "not answered yet: your function returns nothing: write its body, then re-run.")
+    want = {}
+    for d, f in _LAYER_SIZES:
+        want[d, f, False], want[d, f, True] = _built_layer_counts(d, f)
+    assert all(want[c] == _layer_count(*c) for c in cases)  # the parts below are the model's parts
+    if got == want:
+        d, f = _LAYER_SIZES[0]
+        extra = want[d, f, True] - want[d, f, False]
+        return feedback(
+            True,
+            f"every size right. For the course model (d_model {d}, d_ff {f}): encoder layer {want[d, f, False]}, "
+            f"decoder layer {want[d, f, True]}, {extra} more: the cross-attention block 4·({d}·{d} + {d}) and its "
+            f"LayerNorm 2·{d}.",
+            "",
+        )
+    for kwargs, hint in _LAYER_MISTAKES:
+        if all(got[c] == _layer_count(*c, **kwargs) for c in cases):
+            return feedback(False, "", hint)
+    first = next(c for c in cases if got[c] != want[c])
+    if all(got[c] == want[c] for c in cases if c[:2] == _LAYER_SIZES[0]):
         return feedback(
             False,
             "",
-            "that is one attention block; after it the decoder layer has one more LayerNorm (a gain and a bias of d_model each).",
+            "right for d_model 64, d_ff 128 only: count from the arguments d_model and d_ff, not the course's sizes.",
         )
-    if n == 4 * D_MODEL * D_MODEL or n == 4 * D_MODEL * D_MODEL + layer_norm:
-        return feedback(False, "", "nn.Linear has a bias of d_model numbers next to its d_model × d_model weights.")
-    if n != want:
-        return feedback(
-            False, "", "compare the two layers in model.py: what does DecoderLayer have that EncoderLayer has not?"
-        )
+    d, f, dec = first
+    kind = "a decoder" if dec else "an encoder"
     return feedback(
-        True,
-        f"{want} = one cross-attention block 4·(64·64 + 64) = {attention} plus one LayerNorm 2·64 = {layer_norm}.",
+        False,
         "",
+        f"for {kind} layer with d_model {d}, d_ff {f} your function gives {got[first]!r}; a built model has "
+        f"{want[first]}. Go through the module tree of section 2, part by part.",
     )
 
 
