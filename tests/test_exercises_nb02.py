@@ -1,5 +1,5 @@
-"""Checkers of notebook 02 accept the worked solutions and reject typical wrong answers;
-plus the course_utils.projections helpers the notebook and its widget use."""
+"""Checkers of notebook 02 accept the worked solutions and reject typical wrong answers (each with its hint);
+the notebook's worked solutions pass; plus the course_utils.projections helpers the notebook and its widget use."""
 
 from __future__ import annotations
 
@@ -11,7 +11,13 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 from course_utils.errors import UnknownWordError  # noqa: E402
-from course_utils.exercises.nb02 import check_cross_shapes, check_head_query, check_toy_query  # noqa: E402
+from course_utils.exercises.nb02 import (  # noqa: E402
+    check_cross_rows,
+    check_qkv_by_hand,
+    check_qkv_layers,
+    check_same_q_prediction,
+    check_toy_query,
+)
 from course_utils.projections import (
     TOY_VOCAB,
     TOY_WQ,
@@ -32,32 +38,111 @@ def model():
     return load_standard_model().model
 
 
-# ---- exercise 1: shapes in cross-attention ----
+# ---- exercise 1: three layers, and one of them by hand ----
 
 
-def test_cross_shapes_solution_matches_the_real_trace(model):
-    t = run_with_trace(model, "i can eat bread")
-    assert t.translation == ["ich", "kann", "brot", "essen"]
-    q, k = tuple(t["decoder.0.cross.q"].shape), tuple(t["decoder.0.cross.k"].shape)
-    assert (q, k) == ((2, 5, 32), (2, 4, 32))
-    assert check_cross_shapes(q, k)
-    assert check_cross_shapes(t["decoder.0.cross.q"].shape, t["decoder.0.cross.k"].shape)  # torch.Size works too
+def _solution_layers(d_model):
+    return torch.nn.Linear(d_model, d_model), torch.nn.Linear(d_model, d_model), torch.nn.Linear(d_model, d_model)
+
+
+def _solution_project(X, layer):
+    return X @ layer.weight.T + layer.bias
+
+
+def _unanswered(*args):
+    raise NotImplementedError
+
+
+def test_qkv_layers_solution_and_the_course_models_layers(model):
+    assert check_qkv_layers(_solution_layers)
+    attn = model.encoder[0].self_attn
+    assert check_qkv_layers(lambda d: (attn.w_q, attn.w_k, attn.w_v) if d == 64 else _solution_layers(d))
+    from course_utils.attention import MultiHeadAttention
+
+    assert check_qkv_layers(lambda d: (lambda m: (m.w_q, m.w_k, m.w_v))(MultiHeadAttention(d, 2)))  # the course's own
+
+
+def _shared(d):
+    layer = torch.nn.Linear(d, d)
+    return layer, layer, layer
+
+
+def _same_start(d):
+    torch.manual_seed(0)
+    a = torch.nn.Linear(d, d)
+    torch.manual_seed(0)
+    b = torch.nn.Linear(d, d)
+    return a, b, torch.nn.Linear(d, d)
 
 
 @pytest.mark.parametrize(
-    "q, k, hint",
+    "make, hint",
     [
-        ((2, 4, 32), (2, 5, 32), "swapped"),
-        ((2, 4, 32), (2, 4, 32), "<bos>"),
-        ((2, 5, 64), (2, 4, 64), "dh"),
-        ((5, 32), (4, 32), "dh"),
-        ((2, 5, 32), (2, 5, 32), "one per English word"),
-        (None, None, "tuples"),
+        (None, "no answer yet"),
+        (_unanswered, "no answer yet"),
+        (_shared, "one layer used three times"),
+        (
+            lambda d: (torch.nn.Linear(64, 64),) * 1 + (torch.nn.Linear(64, 64), torch.nn.Linear(64, 64)),
+            "not a fixed number",
+        ),
+        (lambda d: (torch.nn.Linear(d, d // 2), torch.nn.Linear(d, d // 2), torch.nn.Linear(d, d // 2)), "reads"),
+        (lambda d: tuple(torch.nn.Linear(d, d, bias=False) for _ in range(3)), "bias"),
+        (lambda d: (torch.nn.Linear(d, d), torch.nn.Linear(d, d)), "three layers"),
+        (lambda d: tuple(torch.randn(d, d) for _ in range(3)), "torch.nn.Linear"),
+        (_same_start, "same weights"),
+        (lambda d: 1 / 0, "ZeroDivisionError"),
     ],
 )
-def test_cross_shapes_wrong(q, k, hint, capsys):
-    assert not check_cross_shapes(q, k)
-    assert hint in capsys.readouterr().out
+def test_qkv_layers_rejects_typical_mistakes(make, hint, capsys):
+    assert not check_qkv_layers(make)
+    out = capsys.readouterr().out
+    assert "Not yet" in out and hint in out
+
+
+def test_qkv_by_hand_solution():
+    assert check_qkv_by_hand(_solution_project)
+    assert check_qkv_by_hand(lambda X, layer: torch.addmm(layer.bias, X, layer.weight.t()))
+
+
+@pytest.mark.parametrize(
+    "project, hint",
+    [
+        (None, "no answer yet"),
+        (_unanswered, "no answer yet"),
+        (lambda X, layer: X @ layer.weight + layer.bias, "X @ layer.weight.T"),  # the transposed-weight mistake
+        (lambda X, layer: X @ layer.weight.T, "bias"),
+        (lambda X, layer: (X @ layer.weight.T + layer.bias).T, "result is"),
+        (lambda X, layer: X @ layer.weight.T - layer.bias, "compare with layer(X)"),
+        (lambda X, layer: "q", "return a tensor"),
+    ],
+)
+def test_qkv_by_hand_rejects_typical_mistakes(project, hint, capsys):
+    assert not check_qkv_by_hand(project)
+    out = capsys.readouterr().out
+    assert "Not yet" in out and hint in out
+
+
+def test_transposed_weight_fails_on_a_non_square_layer_too(capsys):
+    """Only the 4 -> 3 layer can catch X @ weight (no .T) by its shape; the hint says why."""
+    calls = []
+
+    def project(X, layer):
+        calls.append(layer.out_features)
+        return _solution_project(X, layer) if layer.out_features == 4 else X @ layer.weight + layer.bias
+
+    assert not check_qkv_by_hand(project) and calls == [4, 3]
+    assert "weight.T" in capsys.readouterr().out
+
+
+def test_same_q_prediction(model, capsys):
+    from course_utils.projections import layer_input
+
+    a, b = (layer_input(model, s)[0][3] for s in ("we want to eat apple", "we want to eat bread"))
+    truth = torch.equal(model.encoder[0].self_attn.w_q(a), model.encoder[0].self_attn.w_q(b))
+    assert truth is True and check_same_q_prediction(truth)
+    assert not check_same_q_prediction(False) and "one row at a time" in capsys.readouterr().out
+    assert not check_same_q_prediction(None) and "no prediction" in capsys.readouterr().out
+    assert not check_same_q_prediction("same") and "True or False" in capsys.readouterr().out
 
 
 # ---- exercise 2: a mixed one-hot query ----
@@ -75,42 +160,76 @@ def test_toy_query_wrong(wrong):
     assert not check_toy_query(wrong)
 
 
-# ---- exercise 3: one head's query by hand ----
+# ---- exercise 3: rows of Q and K in cross-attention ----
 
 
-def test_head_query_solution(model):
-    attn = model.encoder[0].self_attn
-    x = run_with_trace(model, "we want to eat apple")["encoder.embed"]
-    answer = x[4] @ attn.w_q.weight[32:64].T + attn.w_q.bias[32:64]
-    assert check_head_query(answer, model)
+def test_cross_rows_solution_matches_the_real_trace(model):
+    t = run_with_trace(model, "i can eat bread")
+    assert t.translation == ["ich", "kann", "brot", "essen"]
+    rows = t["decoder.0.cross.q_input"].shape[0], t["decoder.0.cross.k_input"].shape[0]
+    assert rows == (5, 4) and check_cross_rows(*rows)
 
 
-def test_head_query_checker_follows_the_model_it_is_given(learned_seeds, capsys):
-    """Every seed: its own hand-computed query passes, seed 0's answer is rejected for another seed."""
-    answers = {}
-    for seed, res in learned_seeds.items():
-        attn = res.model.encoder[0].self_attn
-        x = run_with_trace(res.model, "we want to eat apple")["encoder.embed"]
-        answers[seed] = x[4] @ attn.w_q.weight[32:64].T + attn.w_q.bias[32:64]
-        assert check_head_query(answers[seed], res.model)
-    assert not check_head_query(answers[0], learned_seeds[1].model)
-    capsys.readouterr()
+@pytest.mark.parametrize(
+    "q, k, hint",
+    [
+        (4, 5, "swapped"),
+        (4, 4, "<bos>"),
+        (5, 5, "different sentences"),
+        (6, 4, "one row per decoder input"),
+        (None, None, "no answer yet"),
+        ("five", 4, "whole numbers"),
+    ],
+)
+def test_cross_rows_wrong(q, k, hint, capsys):
+    assert not check_cross_rows(q, k)
+    assert hint in capsys.readouterr().out
 
 
-def test_head_query_wrong(model, capsys):
-    attn = model.encoder[0].self_attn
-    x = run_with_trace(model, "we want to eat apple")["encoder.embed"][4]
-    W, b = attn.w_q.weight, attn.w_q.bias
-    cases = [
-        (x @ W[32:64].T, "bias"),  # forgot the bias
-        (x @ W[:32].T + b[:32], "head 0"),  # wrong head
-        (x @ W[:, 32:64] + b[32:64], "columns"),  # the PyTorch-convention mistake
-        (x @ W.T + b, "dh = 32"),  # all heads
-        (None, "32 numbers"),
+def test_unanswered_messages_do_not_give_the_answer_away(capsys):
+    for check in (check_qkv_layers, check_qkv_by_hand, check_same_q_prediction, check_toy_query):
+        assert not check(None)
+    assert not check_cross_rows(None, None)
+    out = capsys.readouterr().out
+    assert "2.5" not in out and "5 rows" not in out and "weight.T" not in out and "True:" not in out
+
+
+def _solution_blocks():
+    import json
+    import pathlib
+    import re
+
+    nb = json.loads(pathlib.Path(__file__).parents[1].joinpath("notebooks/02_qkv_linear_layers.ipynb").read_text())
+    blocks = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown"]
+    return [
+        m.group(1) for b in blocks if "<summary>Solution" in b for m in re.finditer(r"```python\n(.*?)```", b, re.S)
     ]
-    for answer, hint in cases:
-        assert not check_head_query(answer, model)
-        assert hint in capsys.readouterr().out
+
+
+def test_the_notebooks_worked_solutions_pass(model, capsys):
+    """Exec each Solution block of notebook 02 with the names the notebook defines before it."""
+    from course_utils.projections import one_hot
+
+    X = torch.tensor([[0.1, 0.0, 0.0, 0.9], [0.6, 0.0, 0.9, 0.0], [0.9, 0.1, 0.0, 0.0]])
+    ns = {
+        "torch": torch,
+        "nn": torch.nn,
+        "X": X,
+        "TOY_WQ": TOY_WQ,
+        "one_hot": one_hot,
+        "model": model,
+        "run_with_trace": run_with_trace,
+        "check_qkv_layers": check_qkv_layers,
+        "check_qkv_by_hand": check_qkv_by_hand,
+        "check_toy_query": check_toy_query,
+        "check_cross_rows": check_cross_rows,
+    }
+    blocks = _solution_blocks()
+    assert len(blocks) == 3
+    for code in blocks:
+        exec(code, ns)
+    out = capsys.readouterr().out
+    assert out.count("✅") >= 4 and "❌" not in out
 
 
 # ---- projections helpers ----
@@ -142,20 +261,26 @@ def test_qkv_of_sentence_matches_trace_in_both_layers(model):
             assert torch.allclose(qkv[kind], t[f"encoder.{layer}.self.{kind}"], atol=1e-5)
 
 
-def test_word_qkv_positions_and_errors(model):
-    M, note = word_qkv(model, "we want to eat apple", "eat", head=1)
+def test_word_qkv_whole_layer_positions_and_errors(model):
+    from course_utils.errors import CourseInputError
+
+    M, note = word_qkv(model, "we want to eat apple", "eat")
     qkv, _ = qkv_of_sentence(model, "we want to eat apple")
-    assert torch.equal(M, torch.stack([qkv[k][1, 3] for k in "qkv"])) and "position 3" in note
-    M2, note2 = word_qkv(model, "we want to eat apple", "bread", head=0)
-    assert M2.shape == (3, 32) and "alone" in note2
+    assert M.shape == (3, 64) and "position 3" in note
+    for i, kind in enumerate("qkv"):  # the whole layer = the heads side by side
+        assert torch.allclose(M[i], qkv[kind][:, 3].reshape(-1), atol=1e-6)
+    M2, note2 = word_qkv(model, "we want to eat apple", "bread")
+    assert M2.shape == (3, 64) and "alone" in note2
+    M1, _ = word_qkv(model, "we want to eat apple", "eat", layer=1)
+    assert not torch.allclose(M1, M)
     with pytest.raises(UnknownWordError, match="Did you mean: apple"):
-        word_qkv(model, "we want to eat apple", "apples", head=0)
+        word_qkv(model, "we want to eat apple", "apples")
     with pytest.raises(UnknownWordError):
-        word_qkv(model, "we want to eat pizza", "eat", head=0)  # unknown word in the sentence
-    with pytest.raises(IndexError, match="heads 0..1"):
-        word_qkv(model, "we want to eat apple", "eat", head=2)
-    with pytest.raises(IndexError, match="layers 0..1"):
-        word_qkv(model, "we want to eat apple", "eat", head=0, layer=2)
+        word_qkv(model, "we want to eat pizza", "eat")  # unknown word in the sentence
+    with pytest.raises(CourseInputError, match="layers 0..1"):
+        word_qkv(model, "we want to eat apple", "eat", layer=2)
+    with pytest.raises(CourseInputError, match="type a word"):
+        word_qkv(model, "we want to eat apple", "  ")
 
 
 def test_widget_shows_a_message_for_an_unknown_word(model):
@@ -166,14 +291,9 @@ def test_widget_shows_a_message_for_an_unknown_word(model):
     from course_utils.widgets import render
 
     out = widgets.Output()
-    msg = render(
-        partial(plot_word_qkv, model), {"sentence": "we want to eat apple", "word": "xyz", "head": 0, "layer": 0}, out
-    )
+    msg = render(partial(plot_word_qkv, model), {"sentence": "we want to eat apple", "word": "xyz", "layer": 0}, out)
     assert msg is not None and "Unknown English word 'xyz'" in msg
-    assert (
-        render(partial(plot_word_qkv, model), {"sentence": "we eat apple", "word": "eat", "head": 1, "layer": 1}, out)
-        is None
-    )
+    assert render(partial(plot_word_qkv, model), {"sentence": "we eat apple", "word": "eat", "layer": 1}, out) is None
     plt.close("all")
 
 

@@ -1,47 +1,133 @@
-"""Checkers for notebook 02 (Q, K and V are just linear layers)."""
+"""Checkers for notebook 02 (Q, K and V are three linear layers)."""
 
 from __future__ import annotations
 
 import torch
 
-from ..projections import TOY_VOCAB, TOY_WQ, qkv_of_sentence
+from ..projections import TOY_VOCAB, TOY_WQ
 from . import feedback
 
-HEAD_QUERY_SENTENCE, HEAD_QUERY_WORD, HEAD_QUERY_HEAD = "we want to eat apple", "apple", 1
+# The sentences of exercise 3 (cross-attention rows) and of the layer-0 prediction.
+CROSS_SENTENCE = "i can eat bread"  # -> decoder input <bos> ich kann brot essen
+SAME_WORD_SENTENCES = ("we want to eat apple", "we want to eat bread")
 
 
-def _shape(x):
+def _layers(result):
     try:
-        return tuple(int(d) for d in x)
-    except (TypeError, ValueError):
+        layers = tuple(result)
+    except TypeError:
         return None
+    return layers if len(layers) == 3 else None
 
 
-def check_cross_shapes(q_shape, k_shape) -> bool:
-    """Exercise 1: shapes (H, T, dh) of decoder.0.cross.q and decoder.0.cross.k for
-    'i can eat bread' -> decoder input '<bos> ich kann brot essen' (2 heads, dh = 32)."""
-    q, k = _shape(q_shape), _shape(k_shape)
-    expected_q, expected_k = (2, 5, 32), (2, 4, 32)
-    if q is None or k is None:
-        return feedback(False, "", "give two shapes as tuples, e.g. (2, 3, 32), (2, 3, 32).")
-    if (q, k) == (expected_k, expected_q):
+def check_qkv_layers(make_layers) -> bool:
+    """Exercise 1a: `make_layers(d_model)` returns three nn.Linear layers (w_q, w_k, w_v), each d_model -> d_model
+    with a bias, as the course model's attention has them (course_utils.attention.MultiHeadAttention)."""
+    if not callable(make_layers):
+        return feedback(False, "", "no answer yet: write the body of my_qkv_layers(d_model), then re-run the cell.")
+    for d_model in (4, 6):
+        try:
+            layers = make_layers(d_model)
+        except NotImplementedError:
+            return feedback(False, "", "no answer yet: replace `raise NotImplementedError` with your code.")
+        except Exception as err:  # the learner's code: say what it raised
+            return feedback(False, "", f"my_qkv_layers({d_model}) raised {type(err).__name__}: {err}")
+        layers = _layers(layers)
+        if layers is None:
+            return feedback(False, "", "return three layers: w_q, w_k, w_v.")
+        if not all(isinstance(layer, torch.nn.Linear) for layer in layers):
+            return feedback(False, "", "each of the three should be a torch.nn.Linear layer.")
+        if layers[0] is layers[1] or layers[1] is layers[2] or layers[0] is layers[2]:
+            return feedback(
+                False, "", "that is one layer used three times: Q, K and V need three layers with their own weights."
+            )
+        sizes = [(layer.in_features, layer.out_features) for layer in layers]
+        if any(size != (d_model, d_model) for size in sizes):
+            return feedback(
+                False,
+                "",
+                f"with d_model = {d_model} each layer reads {d_model} numbers and gives {d_model}: "
+                f"got (in, out) = {sizes}; use the argument d_model, not a fixed number.",
+            )
+        if any(layer.bias is None for layer in layers):
+            return feedback(False, "", "the course's layers have a bias (nn.Linear's default); keep bias=True.")
+        if torch.equal(layers[0].weight, layers[1].weight) or torch.equal(layers[1].weight, layers[2].weight):
+            return feedback(False, "", "two layers start with the same weights: create each one on its own.")
+    return feedback(True, "three separate nn.Linear(d_model, d_model) layers with bias, as in the course model.", "")
+
+
+def check_qkv_by_hand(project) -> bool:
+    """Exercise 1b: `project(X, layer)` computes what `layer(X)` computes, from layer.weight and layer.bias only:
+    X @ weight.T + bias. Tried on a square layer (where the untransposed weight still runs) and a 4 -> 3 layer."""
+    if not callable(project):
+        return feedback(False, "", "no answer yet: write the body of my_project(X, layer), then re-run the cell.")
+    g = torch.Generator().manual_seed(12)
+    X = torch.randn(3, 4, generator=g)
+    for d_out in (4, 3):
+        layer = torch.nn.Linear(4, d_out)
+        with torch.no_grad():
+            layer.weight.copy_(torch.randn(d_out, 4, generator=g))
+            layer.bias.copy_(torch.randn(d_out, generator=g))
+        want = layer(X).detach()
+        try:
+            with torch.no_grad():
+                got = project(X, layer)
+        except NotImplementedError:
+            return feedback(False, "", "no answer yet: replace `raise NotImplementedError` with your code.")
+        except RuntimeError as err:
+            if "shape" in str(err) or "mat1" in str(err) or "size" in str(err):
+                return feedback(
+                    False,
+                    "",
+                    "the shapes do not fit for a 4 -> 3 layer: weight is stored as (out, in), so multiply by its "
+                    "transpose, weight.T.",
+                )
+            return feedback(False, "", f"my_project raised RuntimeError: {err}")
+        except Exception as err:  # the learner's code: say what it raised
+            return feedback(False, "", f"my_project raised {type(err).__name__}: {err}")
+        try:
+            got = torch.as_tensor(got, dtype=torch.float32).detach()
+        except (TypeError, ValueError, RuntimeError):
+            return feedback(False, "", "return a tensor, one row per word.")
+        w, b = layer.weight.detach(), layer.bias.detach()
+        if got.shape != want.shape:
+            return feedback(
+                False,
+                "",
+                f"for X {tuple(X.shape)} and a 4 -> {d_out} layer the result is {tuple(want.shape)}; got {tuple(got.shape)}.",
+            )
+        if torch.allclose(got, want, atol=1e-5):
+            continue
+        if d_out == 4 and torch.allclose(got, X @ w + b, atol=1e-5):
+            return feedback(False, "", "weight is stored as (out, in): use X @ layer.weight.T, not X @ layer.weight.")
+        if torch.allclose(got, X @ w.T, atol=1e-5):
+            return feedback(False, "", "almost: nn.Linear also adds its bias.")
+        return feedback(False, "", "compare with layer(X): it computes X @ weight.T + bias.")
+    return feedback(True, "my_project(X, layer) = layer(X), for a square and for a 4 -> 3 layer.", "")
+
+
+def check_same_q_prediction(prediction) -> bool:
+    """Predict before you look: is the layer-0 query of 'eat' exactly the same in 'we want to eat apple' and in
+    'we want to eat bread'? (Yes: W^Q reads one word's vector at a time.)"""
+    if prediction is None:
+        return feedback(False, "", "no prediction recorded: set my_prediction to True or False before the next cell.")
+    if not isinstance(prediction, bool):
+        return feedback(False, "", "predict with True or False.")
+    if not prediction:
         return feedback(
-            False, "", "swapped: in cross-attention the queries come from the German side, keys from the English."
+            False,
+            "",
+            "you predicted different, the cell says the same: W^Q reads each word's own vector (word + position), "
+            "one row at a time, so the other words cannot change it.",
         )
-    if q == (2, 4, 32) and k == expected_k:
-        return feedback(False, "", "the decoder reads <bos> before the German words: count it as a query position.")
-    if len(q) != 3 or len(k) != 3 or q[0] != 2 or k[0] != 2 or q[2] != 32 or k[2] != 32:
-        return feedback(False, "", "the shape is (heads, positions, dh) with 2 heads and dh = 64 // 2 = 32.")
-    if (q, k) != (expected_q, expected_k):
-        return feedback(
-            False, "", "queries: one per decoder position (<bos> + German words); keys: one per English word."
-        )
-    return feedback(True, "q (2, 5, 32): five German positions ask; k (2, 4, 32): four English words answer.", "")
+    return feedback(True, "right: a linear layer reads one word's vector at a time, so 'eat' has the same query.", "")
 
 
 def check_toy_query(query) -> bool:
     """Exercise 2: the toy query of x = 0.25·one_hot('eat') + 0.75·one_hot('read'), i.e. x · TOY_WQ."""
     expected = 0.25 * TOY_WQ[TOY_VOCAB.index("eat")] + 0.75 * TOY_WQ[TOY_VOCAB.index("read")]
+    if query is None:
+        return feedback(False, "", "no answer yet: set my_toy_query to a vector of 3 numbers, then re-run.")
     try:
         q = torch.as_tensor(query, dtype=torch.float32).reshape(-1)
     except (TypeError, ValueError, RuntimeError):
@@ -55,30 +141,23 @@ def check_toy_query(query) -> bool:
     return feedback(True, f"{[round(v, 2) for v in expected.tolist()]}: a weighted mix of two rows of W^Q.", "")
 
 
-def check_head_query(query, model) -> bool:
-    """Exercise 3: q of 'apple' for head 1 in 'we want to eat apple' (encoder layer 0), computed from
-    w_q.weight and w_q.bias by hand; shape (dh,)."""
-    qkv, words = qkv_of_sentence(model, HEAD_QUERY_SENTENCE, 0)
-    expected = qkv["q"][HEAD_QUERY_HEAD, words.index(HEAD_QUERY_WORD)]
+def check_cross_rows(n_queries, n_keys) -> bool:
+    """Exercise 3: in the cross-attention for 'i can eat bread' (decoder input '<bos> ich kann brot essen'), how many
+    rows do Q and K have? Q: one per decoder position (5); K: one per English word (4)."""
+    if n_queries is None or n_keys is None:
+        return feedback(False, "", "no answer yet: give two whole numbers, the rows of Q and of K, then re-run.")
     try:
-        q = torch.as_tensor(query, dtype=torch.float32).detach().reshape(-1)
-    except (TypeError, ValueError, RuntimeError):
-        return feedback(False, "", "give the 32 numbers of the query as a tensor.")
-    if q.shape != expected.shape:
-        return feedback(False, "", f"one head's query has dh = {expected.numel()} numbers (got {tuple(q.shape)}).")
-    tol = dict(atol=1e-4, rtol=1e-4)
-    if torch.allclose(q, expected, **tol):
-        return feedback(True, "that is exactly the traced head-1 query of 'apple'.", "")
-    attn = model.encoder[0].self_attn
-    dh, b = attn.d_head, attn.w_q.bias.detach()
-    if torch.allclose(q, expected - b[dh : 2 * dh], **tol):
-        return feedback(False, "", "almost: nn.Linear also adds its bias (the head's slice of w_q.bias).")
-    other = qkv["q"][1 - HEAD_QUERY_HEAD, words.index(HEAD_QUERY_WORD)] if attn.n_heads == 2 else None
-    if other is not None and torch.allclose(q, other, **tol):
-        return feedback(False, "", "that is head 0; head 1 uses rows 32..63 of w_q.weight (= columns 32..63 of W^Q).")
-    return feedback(
-        False,
-        "",
-        "PyTorch computes x · weightᵀ + bias: head 1 is x @ w_q.weight[32:64].T + w_q.bias[32:64] "
-        "(slicing columns of w_q.weight instead of rows is the usual mistake).",
-    )
+        q, k = int(n_queries), int(n_keys)
+    except (TypeError, ValueError):
+        return feedback(False, "", "give two whole numbers: the rows of Q and the rows of K.")
+    if (q, k) == (5, 4):
+        return feedback(True, "Q: 5 rows (<bos> ich kann brot essen ask); K: 4 rows (i can eat bread answer).", "")
+    if (q, k) == (4, 5):
+        return feedback(
+            False, "", "swapped: in cross-attention the queries come from the German side, keys from the English."
+        )
+    if (q, k) == (4, 4):
+        return feedback(False, "", "the decoder reads <bos> before the German words: count it as a query row.")
+    if q == k:
+        return feedback(False, "", "Q and K come from different sentences here: count each side on its own.")
+    return feedback(False, "", "Q: one row per decoder input token (<bos> + German words); K: one per English word.")
