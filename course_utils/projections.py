@@ -1,7 +1,7 @@
 """Notebook 02: Q, K and V are three linear layers; W^Q read as a bank of queries.
 
     qkv_of_sentence(model, "we want to eat apple")              # {"q","k","v"}: (H, T, dh), from the layer's input
-    plot_word_qkv(model, "we want to eat apple", "eat", head=0)  # the widget view: a 3 x dh heatmap
+    plot_word_qkv(model, "we want to eat apple", "eat")          # the widget view: q, k, v of a word, 3 x d_model
     places_table(trace)                                          # the three places attention happens
     query_bank(model, "decoder.0.cross", head=0)                 # 09: one head's bank in a trained model
 
@@ -99,16 +99,17 @@ def qkv_of_sentence(model, sentence, layer: int = 0) -> tuple[dict[str, torch.Te
     return out, words
 
 
-def word_qkv(model, sentence, word: str, head: int, layer: int = 0) -> tuple[torch.Tensor, str]:
-    """(3, dh): the q, k and v of one word for one head, and a note on where the word was read.
+@torch.no_grad()
+def word_qkv(model, sentence, word: str, layer: int = 0) -> tuple[torch.Tensor, str]:
+    """(3, d_model): the whole-layer q, k and v of one word (encoder self-attention of `layer`, no split into heads),
+    and a note on where the word was read.
 
     The word is read at its (first) position in the sentence; a vocabulary word that is not in the
     sentence is read on its own (a one-word sentence, position 0). An unknown word raises
-    UnknownWordError (a ValueError whose message suggests close words).
+    UnknownWordError (a CourseInputError whose message suggests close words); a layer out of range a CourseInputError.
     """
-    attn = model.encoder[0].self_attn
-    if not 0 <= head < attn.n_heads:
-        raise IndexError(f"head {head} out of range: this model has heads 0..{attn.n_heads - 1}")
+    if not 0 <= int(layer) < len(model.encoder):
+        raise CourseInputError(f"layer {layer} out of range: the encoder has layers 0..{len(model.encoder) - 1}")
     word = str(word).strip().lower()
     if not word:
         raise CourseInputError("type a word, e.g. 'eat'")
@@ -119,21 +120,23 @@ def word_qkv(model, sentence, word: str, head: int, layer: int = 0) -> tuple[tor
         pos, note = words.index(word), f"in {' '.join(words)!r}, position {words.index(word)}"
     else:
         words, pos, note = [word], 0, "alone (not in the sentence), position 0"
-    qkv, _ = qkv_of_sentence(model, words, layer)
-    return torch.stack([qkv[kind][head, pos] for kind in ("q", "k", "v")]), note
+    x, _ = layer_input(model, words, int(layer))  # (T, d_model): what enters W^Q, W^K and W^V
+    attn = model.encoder[int(layer)].self_attn
+    return torch.stack([getattr(attn, f"w_{kind}")(x[pos]) for kind in ("q", "k", "v")]), note
 
 
-def plot_word_qkv(model, sentence="we want to eat apple", word: str = "eat", head: int = 0, layer: int = 0):
-    """The widget view: q, k and v of one word for one head as a 3 x dh heatmap (encoder self-attention)."""
-    M, note = word_qkv(model, sentence, word, head, layer)
+def plot_word_qkv(model, sentence="we want to eat apple", word: str = "eat", layer: int = 0):
+    """The widget view of notebook 02: the whole-layer q, k and v of one word (d_model numbers each) as a
+    3 x d_model heatmap, one row per layer (encoder self-attention)."""
+    M, note = word_qkv(model, sentence, word, layer)
     m = M.numpy()
     lim = float(np.abs(m).max())
     fig, ax = plt.subplots(figsize=(10, 2.3))
     im = ax.imshow(m, cmap="RdBu_r", vmin=-lim, vmax=lim, aspect="auto")  # imshow, not seaborn: fast re-render
     ax.set_yticks(range(3), [f"{kind}  |{kind}|={np.linalg.norm(r):.1f}" for kind, r in zip("qkv", m)])
-    ax.set_xticks(range(0, m.shape[1], 4))
-    ax.set_xlabel(f"feature of head {head} (0..{m.shape[1] - 1})")
-    ax.set_title(f"encoder layer {layer}, head {head}: q, k, v of {word.strip().lower()!r} {note}", fontsize=10)
+    ax.set_xticks(range(0, m.shape[1], 8))
+    ax.set_xlabel(f"output feature of w_q, w_k, w_v (0..{m.shape[1] - 1})")
+    ax.set_title(f"encoder layer {layer}: q, k, v of {word.strip().lower()!r} {note}", fontsize=10)
     fig.colorbar(im, ax=ax, fraction=0.03, pad=0.01, label="value")
     fixed_layout(fig, left=0.13, right=0.95, bottom=0.22, top=0.86)
     return fig
