@@ -272,15 +272,16 @@ def _check_projection_choices(snapshots, kinds, epochs, layer, head, place, meth
         raise CourseInputError(f"layer {layer} out of range: this model has layers 0..{n_layers - 1}")
     whole = [k for k in kinds if k in WHOLE_LAYER_KINDS]
     if _head(head) is not None and whole:
-        raise ShapeError(
-            f"{' and '.join(whole)} mix both heads ({d_model(snapshots, epochs, sentences)} numbers), one head's "
-            f"q, k, v, x1 have fewer: one projection cannot hold both. Set head to 'all', or keep only q, k, v, x1"
+        trace = snapshots[epochs[0]][sentences[0]]
+        width, head_width = (
+            trace.vectors("encoder.0.layer_out").shape[-1],
+            trace.vectors("encoder.0.self.q", 0).shape[-1],
         )
-
-
-def d_model(snapshots, epochs, sentences) -> int:
-    """The model width, read off a trace (the length of one layer-output row)."""
-    return int(snapshots[epochs[0]][sentences[0]]["encoder.0.layer_out"].shape[-1])
+        raise ShapeError(
+            f"{' and '.join(whole)} {'mixes' if len(whole) == 1 else 'mix'} both heads ({width} numbers), while one "
+            f"head's q, k, v and x1 have {head_width}: one projection cannot hold both. "
+            "Set head to 'all', or keep only q, k, v, x1"
+        )
 
 
 def _identical_groups(P, tol: float = 1e-9) -> list[list[int]]:

@@ -1,21 +1,30 @@
-"""Notebook 06 checkers accept the worked solutions and reject typical wrong answers."""
+"""Notebook 06 checkers accept the worked solutions and reject typical wrong answers (and the unanswered state)."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
-from course_utils.clustering import PAIR, relative_distance, word_vector
+from course_utils.clustering import PAIR, cosine_distance, relative_distance, word_vector
 from course_utils.exercises import nb06
 from course_utils.training import load_standard_model
 
+NOT_YET = "not answered yet"
 
-def test_pairwise_spread():
+
+@pytest.fixture(scope="module")
+def snaps():
+    return load_standard_model().snapshots
+
+
+def test_pairwise_spread(capsys):
     def solution(X):
         X = np.asarray(X, dtype=float)
+        D = np.linalg.norm(X[:, None, :] - X[None, :, :], axis=-1)  # (N, N) all distances
         i, j = np.triu_indices(len(X), k=1)
-        return np.linalg.norm(X[i] - X[j], axis=1).mean() / np.linalg.norm(X, axis=1).mean()
+        return D[i, j].mean() / np.linalg.norm(X, axis=1).mean()
 
-    def with_diagonal(X):  # the notebook's stub: N zeros on the diagonal averaged in
+    def with_diagonal(X):  # N zeros on the diagonal averaged in
         X = np.asarray(X, dtype=float)
         D = np.linalg.norm(X[:, None, :] - X[None, :, :], axis=-1)
         return D.mean() / np.linalg.norm(X, axis=1).mean()
@@ -25,57 +34,103 @@ def test_pairwise_spread():
         i, j = np.triu_indices(len(X), k=1)
         return np.linalg.norm(X[i] - X[j], axis=1).mean()
 
+    def with_a_loop(X):  # right numbers, but the exercise is to do without the loop
+        X = np.asarray(X, dtype=float)
+        pairs = [(i, j) for i in range(len(X)) for j in range(i + 1, len(X))]
+        return np.mean([np.linalg.norm(X[i] - X[j]) for i, j in pairs]) / np.linalg.norm(X, axis=1).mean()
+
     def crashes(X):
         raise RuntimeError("boom")
 
+    def stub(X):  # the notebook's unanswered cell
+        X = np.asarray(X, dtype=float)
+        return None
+
     assert nb06.check_pairwise_spread(solution)
-    for wrong in (with_diagonal, not_normalised, crashes, None):
+    capsys.readouterr()
+    for wrong, hint in [
+        (with_diagonal, "count each pair once"),
+        (not_normalised, "divide the mean pairwise distance"),
+        (with_a_loop, "Python loop"),
+        (crashes, "raised RuntimeError"),
+        (stub, NOT_YET),
+        (None, NOT_YET),
+    ]:
         assert not nb06.check_pairwise_spread(wrong)
+        assert hint in capsys.readouterr().out
 
 
-def test_most_changed_word():
-    snaps = load_standard_model().snapshots
-    a, b = PAIR
-    shifts = {
-        w: relative_distance(
-            word_vector(snaps[30][a], "encoder.1.self.x1", w), word_vector(snaps[30][b], "encoder.1.self.x1", w)
-        )
-        for w in ["we", "want", "to", "eat"]
-    }
-    solution = max(shifts, key=shifts.get)
-    assert nb06.check_most_changed_word(solution)
-    assert not nb06.check_most_changed_word("eat")  # the notebook's placeholder
-    assert not nb06.check_most_changed_word("we")
-    assert not nb06.check_most_changed_word("apple")  # not shared by both sentences
+def _shifts(snaps, key="encoder.1.self.x1", epoch=30, distance=relative_distance):
+    return {w: distance(*(word_vector(snaps[epoch][s], key, w) for s in PAIR)) for w in nb06.SHARED}
+
+
+def test_most_changed_word(snaps, capsys):
+    shifts = _shifts(snaps)  # the worked solution
+    assert max(shifts, key=shifts.get) == "want"
+    assert nb06.check_most_changed_word(shifts, "want")
+    assert "Your prediction was right" in capsys.readouterr().out
+    assert nb06.check_most_changed_word(shifts, "eat")  # a wrong guess is compared, not graded
+    assert "You predicted 'eat'" in capsys.readouterr().out
+    assert nb06.check_most_changed_word(shifts)
+    assert "no prediction" in capsys.readouterr().out
+    for wrong, hint in [
+        (None, NOT_YET),
+        (_shifts(snaps, "encoder.0.self.x1"), "layer 0"),
+        (_shifts(snaps, distance=cosine_distance), "cosine distance"),
+        (_shifts(snaps, epoch=1), "epoch 1"),
+        (_shifts(snaps, "encoder.1.layer_out"), "layer's output"),
+        ({**shifts, "apple": 0.5}, "exactly the words"),
+        ({w: 0.1 for w in nb06.SHARED}, "not these numbers"),
+        ("want", "should be a dict"),
+    ]:
+        assert not nb06.check_most_changed_word(wrong, "want")
+        assert hint in capsys.readouterr().out
     wa, wb = (snaps[30][s]["encoder.1.self.weights"] for s in PAIR)  # the worked solution's reason
     assert wa[0, 1, 4] > 0.3 and wb[0, 1, 4] < 0.15
 
 
-def test_object_position():
-    """Exercise 3: patch each English position of the encoder output from the bread run (seed 0)."""
-    from course_utils.clustering import copy_row_from, next_word_log_probs
-    from course_utils.data import load_probes
-    from course_utils.tracing import run_with_trace
+def test_head_shift(capsys):
+    def solution(trace_a, trace_b, key, head, word="eat"):  # the worked solution
+        i, j = trace_a.tokens(key).index(word), trace_b.tokens(key).index(word)
+        a = trace_a.vectors(key, head)[i].double().numpy()
+        b = trace_b.vectors(key, head)[j].double().numpy()
+        return np.linalg.norm(a - b) / ((np.linalg.norm(a) + np.linalg.norm(b)) / 2)
 
-    refs = load_probes("context_pair")
-    a, b = PAIR
+    def both_heads(trace_a, trace_b, key, head, word="eat"):
+        return nb06.head_shift(trace_a, trace_b, key, None, word)
 
-    def effects(model):
-        bread = run_with_trace(model, b)
-        de = model.tgt_vocab.stoi
-        out = {}
-        for pos, word in enumerate(a.split()):
-            lp = next_word_log_probs(model, a, refs[a], {"encoder.1.layer_out": copy_row_from(bread, pos)})
-            out[word] = float(lp[2, de["einen"]] - lp[2, de["brot"]])
-        return out
+    def cosine(trace_a, trace_b, key, head, word="eat"):
+        return cosine_distance(word_vector(trace_a, key, word, head), word_vector(trace_b, key, word, head))
 
-    effect = effects(load_standard_model().model.eval())
-    solution = min(effect, key=effect.get)
-    assert solution == "apple" and effect["apple"] < 0 < effect["eat"]  # the worked solution's text
-    assert nb06.check_object_position(solution)
-    assert not nb06.check_object_position("eat")  # the notebook's placeholder
-    assert not nb06.check_object_position("to")
-    assert not nb06.check_object_position("bread")  # not a word of the apple sentence
-    assert not nb06.check_object_position(4)  # a position instead of the word
-    seed4 = effects(load_standard_model("learned", 4).model.eval())  # "try seed 4: there it is eat's row"
-    assert min(seed4, key=seed4.get) == "eat"
+    def plain_norm(trace_a, trace_b, key, head, word="eat"):
+        return np.linalg.norm(word_vector(trace_a, key, word, head) - word_vector(trace_b, key, word, head))
+
+    def stub(trace_a, trace_b, key, head, word="eat"):
+        return None
+
+    assert nb06.check_head_shift(solution, 1)
+    out = capsys.readouterr().out
+    assert "Your prediction was right" in out
+    assert nb06.check_head_shift(solution, 0) and "You predicted 0" in capsys.readouterr().out
+    for wrong, hint in [
+        (both_heads, "both heads"),
+        (cosine, "cosine distance"),
+        (plain_norm, "‖a − b‖ alone"),
+        (stub, NOT_YET),
+        (None, NOT_YET),
+    ]:
+        assert not nb06.check_head_shift(wrong, 1)
+        assert hint in capsys.readouterr().out
+
+
+def test_head_shift_answer_and_the_solution_note():
+    """Seed 4, encoder layer 1: the head that hardly looks at the object (head 1) differs more; both layer-0 heads
+    of seed 4 look at the object, so layer 1's values already carry it (the worked solution's reason)."""
+    s4 = load_standard_model("learned", 4).snapshots[30]
+    a, b = (s4[s] for s in PAIR)
+    d = [nb06.head_shift(a, b, "encoder.1.self.x1", h) for h in (0, 1)]
+    on_object = [max(float(s4[s]["encoder.1.self.weights"][h, 3, 4]) for s in PAIR) for h in (0, 1)]
+    assert d[1] > d[0] > 1.0 and on_object[0] > 0.6 > 0.1 > on_object[1]
+    layer0 = [min(float(s4[s]["encoder.0.self.weights"][h, 3, 4]) for s in PAIR) for h in (0, 1)]
+    assert min(layer0) > 0.75
+    assert nb06.head_shift(a, b, "encoder.1.self.v", 1) > 0.5  # layer 1's values of eat differ already

@@ -4,14 +4,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..clustering import PAIR, pairwise_spread, relative_distance, word_vector
+from ..clustering import PAIR, cosine_distance, pairwise_spread, relative_distance, word_vector
 from . import feedback
+from .nb08 import python_loops
+
+SHARED = ("we", "want", "to", "eat")  # the words both sentences of PAIR share (exercise 2)
 
 
 def check_pairwise_spread(fn) -> bool:
-    """Exercise 1: fn(X (N, dim)) -> pairwise spread = mean pairwise Euclidean distance / mean vector length."""
-    if fn is None or not callable(fn):
-        return feedback(False, "", "define my_pairwise_spread(X) and pass the function itself.")
+    """Exercise 1: fn(X (N, dim)) -> pairwise spread = mean pairwise Euclidean distance / mean vector length,
+    without a Python loop."""
+    not_yet = "not answered yet: write the body of my_pairwise_spread(X) (it returns one number), then re-run it."
+    if fn is None:
+        return feedback(False, "", not_yet)
+    if not callable(fn):
+        return feedback(False, "", "pass the function itself: check_pairwise_spread(my_pairwise_spread).")
     rng = np.random.default_rng(6)
     cases = {
         "random vectors": rng.normal(size=(12, 8)),
@@ -20,9 +27,12 @@ def check_pairwise_spread(fn) -> bool:
     }
     for name, X in cases.items():
         try:
-            got = float(fn(X))
+            got = fn(X)
         except Exception as exc:  # the learner's code may raise anything
             return feedback(False, "", f"my_pairwise_spread raised {type(exc).__name__}: {exc} (on {name}).")
+        if got is None:
+            return feedback(False, "", not_yet)
+        got = float(got)
         want = pairwise_spread(X)
         if not np.isfinite(got) or abs(got - want) > 1e-6 * max(1.0, want):
             hint = (
@@ -34,78 +44,132 @@ def check_pairwise_spread(fn) -> bool:
     got2 = float(fn(3.0 * cases["random vectors"]))
     if abs(got2 - pairwise_spread(cases["random vectors"])) > 1e-6:
         return feedback(False, "", "scaling all vectors by 3 should not change the pairwise spread.")
+    loops = python_loops(fn)
+    if loops:
+        return feedback(
+            False,
+            "",
+            f"the numbers are right, but there is a Python loop: {', '.join(loops)}. Compute all (N, N) distances "
+            "at once with broadcasting (X[:, None] - X[None]) and then take each pair once.",
+        )
     return feedback(
         True, "your pairwise spread matches clustering.pairwise_spread (two orthogonal unit vectors: √2 ≈ 1.414).", ""
     )
 
 
-def _x1_shift(snapshots, word: str, epoch: int = 30) -> float:
-    key = "encoder.1.self.x1"
-    a, b = (word_vector(snapshots[epoch][s], key, word) for s in PAIR)
-    return relative_distance(a, b)
+def _shifts(snapshots, key: str, epoch: int = 30, distance=relative_distance) -> dict[str, float]:
+    return {w: distance(*(word_vector(snapshots[epoch][s], key, w) for s in PAIR)) for w in SHARED}
 
 
-def check_most_changed_word(word) -> bool:
-    """Exercise 2: of the words both sentences share, whose encoder layer-1 x1 moves most (epoch 30)?"""
+def _compare(my_prediction, want: str) -> str:
+    if my_prediction is None:
+        return "You made no prediction; write one down first next time."
+    return "Your prediction was right." if my_prediction == want else f"You predicted {my_prediction!r}."
+
+
+def check_most_changed_word(shifts, my_prediction=None) -> bool:
+    """Exercise 2: shifts = {word: relative distance of its encoder layer-1 x1 between the two sentences, epoch 30,
+    seed 0} for the shared words; my_prediction (the word guessed to move most) is compared, not graded."""
     from ..training import load_standard_model
 
+    if shifts is None:
+        return feedback(
+            False,
+            "",
+            "not answered yet: fill in shifts = {word: relative distance} for we, want, to, eat, then re-run.",
+        )
+    if not isinstance(shifts, dict):
+        return feedback(False, "", f"shifts should be a dict {{word: number}}, not {type(shifts).__name__}.")
+    if set(shifts) != set(SHARED):
+        return feedback(False, "", f"give exactly the words both sentences share: {', '.join(SHARED)}.")
     snaps = load_standard_model().snapshots
-    shared = [w for w in PAIR[0].split() if w in PAIR[1].split()]
-    shifts = {w: _x1_shift(snaps, w) for w in shared}
-    want = max(shifts, key=shifts.get)
-    if word not in shared:
-        return feedback(False, "", f"choose one of the words both sentences share: {', '.join(shared)}.")
-    if word == want:
+    want = _shifts(snaps, "encoder.1.self.x1")
+    try:
+        got = {w: float(v) for w, v in shifts.items()}
+    except (TypeError, ValueError):
+        return feedback(False, "", "every value of shifts should be one number (a relative distance).")
+
+    def same(other):
+        return all(abs(got[w] - other[w]) < 1e-6 for w in SHARED)
+
+    if not same(want):
+        mistakes = [
+            (_shifts(snaps, "encoder.0.self.x1"), "these are layer 0's x1 vectors; the exercise asks for layer 1's"),
+            (
+                _shifts(snaps, "encoder.1.self.x1", distance=cosine_distance),
+                "that is the cosine distance; use relative_distance (‖a − b‖ / mean length)",
+            ),
+            (_shifts(snaps, "encoder.1.self.x1", epoch=1), "that is epoch 1; use the snapshot of epoch 30"),
+            (_shifts(snaps, "encoder.1.self.x1", epoch=15), "that is epoch 15; use the snapshot of epoch 30"),
+            (_shifts(snaps, "encoder.1.layer_out"), "that is the layer's output; use its x1"),
+        ]
+        hint = next((h for other, h in mistakes if same(other)), None)
         return feedback(
-            True,
-            f"'{want}' moves most ({shifts[want]:.2f} of its length); 'eat' moves "
-            f"{shifts['eat']:.2f} and 'to' only {shifts['to']:.2f}.",
+            False,
             "",
+            (
+                hint
+                or "not these numbers: for each word compare word_vector(snaps[30][A], key, word) with the same "
+                "word in snaps[30][B], key 'encoder.1.self.x1'"
+            )
+            + ".",
         )
-    return feedback(
-        False,
-        "",
-        f"'{word}' moves {shifts[word]:.2f} of its length; compute the relative distance for "
-        "every shared word and take the largest.",
-    )
+    top = max(want, key=want.get)
+    return feedback(True, f"right: {top!r} moves most. {_compare(my_prediction, top)}", "")
 
 
-def object_log_odds(model, position: int | None, hook: str = "encoder.1.layer_out") -> float:
-    """log p(einen) - log p(brot) after 'wir wollen' for 'we want to eat apple', with the row `position` at `hook`
-    replaced by the same row of the 'we want to eat bread' run (None: no patch)."""
-    from ..clustering import copy_row_from, next_word_log_probs
-    from ..data import load_probes
-    from ..tracing import run_with_trace
-
-    refs = load_probes("context_pair")
-    patches = {} if position is None else {hook: copy_row_from(run_with_trace(model, PAIR[1]), position)}
-    lp = next_word_log_probs(model, PAIR[0], refs[PAIR[0]], patches)
-    de = model.tgt_vocab.stoi
-    return float(lp[2, de["einen"]] - lp[2, de["brot"]])
+def head_shift(trace_a, trace_b, key: str, head: int, word: str = "eat") -> float:
+    """The reference for exercise 3: relative distance between `word`'s vectors of one head in two traces."""
+    return relative_distance(word_vector(trace_a, key, word, head), word_vector(trace_b, key, word, head))
 
 
-def check_object_position(word) -> bool:
-    """Exercise 3: on seed 0, which English word's encoder output, patched from the bread run, lowers the
-    log-odds einen : brot most?"""
+def _head_cases():
     from ..training import load_standard_model
 
-    model = load_standard_model().model.eval()
-    words = PAIR[0].split()
-    if word not in words:
-        return feedback(False, "", f"answer with a word of '{PAIR[0]}': {', '.join(words)}.")
-    effect = {w: object_log_odds(model, pos) for pos, w in enumerate(words)}
-    want = min(effect, key=effect.get)
-    clean = object_log_odds(model, None)
-    if word == want:
-        return feedback(
-            True,
-            f"patching '{want}' alone takes the log-odds from {clean:.2f} to {effect[want]:.2f}: the decoder reads "
-            f"the object there; 'eat' only to {effect['eat']:.2f}.",
-            "",
-        )
+    s0, s4 = (load_standard_model("learned", s).snapshots[30] for s in (0, 4))
+    return [
+        (s0, "encoder.0.self.x1", 0),
+        (s0, "encoder.0.self.x1", 1),
+        (s0, "encoder.1.self.q", 1),
+        (s4, "encoder.1.self.x1", 0),
+        (s4, "encoder.1.self.x1", 1),
+    ]
+
+
+def check_head_shift(fn, my_prediction=None) -> bool:
+    """Exercise 3: fn(trace_a, trace_b, key, head, word="eat") -> the relative distance between word's vectors of
+    one head in two traces; my_prediction (0 or 1: the head of seed 4's encoder layer 1 whose x1 of 'eat' differs
+    more) is compared, not graded."""
+    not_yet = "not answered yet: write the body of my_head_shift (it returns one number), then re-run the cell."
+    if fn is None:
+        return feedback(False, "", not_yet)
+    if not callable(fn):
+        return feedback(False, "", "pass the function itself: check_head_shift(my_head_shift, my_prediction).")
+    cases = _head_cases()
+    for snaps, key, head in cases:
+        a, b = (snaps[s] for s in PAIR)
+        try:
+            got = fn(a, b, key, head)
+        except Exception as exc:  # the learner's code may raise anything
+            return feedback(False, "", f"my_head_shift raised {type(exc).__name__}: {exc} (key {key}, head {head}).")
+        if got is None:
+            return feedback(False, "", not_yet)
+        got, want = float(got), head_shift(a, b, key, head)
+        if abs(got - want) > 1e-6:
+            va, vb = (word_vector(t, key, "eat", head) for t in (a, b))
+            mistakes = [
+                (head_shift(a, b, key, None), "that uses both heads' numbers; take one head: trace.vectors(key, head)"),
+                (cosine_distance(va, vb), "that is the cosine distance; divide ‖a − b‖ by the mean length instead"),
+                (float(np.linalg.norm(va - vb)), "that is ‖a − b‖ alone; divide it by the mean length of a and b"),
+            ]
+            hint = next((h for m, h in mistakes if abs(got - m) < 1e-6), "compare with my_relative_distance")
+            return feedback(False, "", f"for {key}, head {head} you get {got:.4f}, expected {want:.4f}: {hint}.")
+    s4, key, _ = cases[3]
+    d = [head_shift(s4[PAIR[0]], s4[PAIR[1]], key, h) for h in (0, 1)]
+    top = int(np.argmax(d))
     return feedback(
-        False,
+        True,
+        f"seed 4, encoder layer 1: head 0's x1 of 'eat' differs by {d[0]:.2f}, head 1's by {d[1]:.2f}. "
+        f"{_compare(my_prediction, top)}",
         "",
-        f"patching '{word}' takes the log-odds from {clean:.2f} to {effect[word]:.2f}; patch every position in "
-        "turn and take the one with the lowest log-odds.",
     )
