@@ -23,6 +23,7 @@ import itertools
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.colors import LogNorm
 from matplotlib.text import Text
 
 from . import analysis, plotting
@@ -36,6 +37,7 @@ from .training import load_standard_model
 WORD_ORDER = ("we can eat apple", "apple eat can we")  # the "word_order" probe set
 WORD_ORDER_TARGET = "wir können einen apfel essen"  # one German decoder input for both: decoders comparable
 TOLERANCE = 1e-5  # float32 noise: differences below this count as "equal"
+DISTANCE_FLOOR = 1e-3  # plot_word_order: 1 − cos below this is drawn as the floor colour of the log scale
 
 
 def _check_layer(trace, key: str) -> None:
@@ -190,10 +192,11 @@ def word_order_traces(model, a: str = WORD_ORDER[0], b: str = WORD_ORDER[1], tar
 def plot_word_order(
     traces, layer: int = 0, kind: str = "q", place: str = "encoder self", head="all", ax=None, label: str = ""
 ):
-    """Heatmap of cosines between the two word orders' vectors at one place, with the gaps in the title.
+    """Heatmap of 1 − cosine between the two word orders' vectors at one place, with the gaps in the title.
 
-    `traces` is the pair (trace_a, trace_b) from `word_order_traces`; `label` (e.g. "learned") starts the
-    title as "<label> PE: ...".
+    0 means the same direction; a log colour scale (from 0.001, below which a cell counts as 0) makes 0.026
+    (cos 0.974) and 0.000 (cos 1.000) look different. `traces` is the pair (trace_a, trace_b) from
+    `word_order_traces`; `label` (e.g. "learned") starts the title as "<label> PE: ...".
     """
     key = trace_key(place, layer, kind)
     if kind in ("weights", "scores"):
@@ -205,26 +208,66 @@ def plot_word_order(
     gaps = order_gaps(a, b, [key], head).iloc[0]
     if ax is None:
         _, ax = plt.subplots(figsize=(5.6, 4.2))
+    D = np.clip(1.0 - analysis.cosine_matrix(A, B), 0.0, 2.0)  # 0: same direction, 1: orthogonal, 2: opposite
     plotting.heatmap(
-        analysis.cosine_matrix(A, B),
+        D,
         a.tokens(key),
         b.tokens(key),
         ax=ax,
-        cmap="RdBu_r",
-        vmin=-1,
-        vmax=1,
+        fmt=".3f",
+        cmap="viridis",
+        cbar=False,
         xlabel=f"'{' '.join(b.src_tokens)}'",
         ylabel=f"'{' '.join(a.src_tokens)}'",
     )
+    im = ax.images[-1]  # the same cells on a log scale: differences near 0 (cos near 1) get their own colours
+    im.set_data(np.clip(D, DISTANCE_FLOOR, 2.0))
+    im.set_norm(LogNorm(vmin=DISTANCE_FLOOR, vmax=2.0))
+    rgba = im.cmap(im.norm(np.clip(D, DISTANCE_FLOOR, 2.0))).reshape(-1, 4)
+    for text, c in zip(ax.texts[-D.size :], rgba):  # annotation colour for the new scale
+        text.set_color("black" if 0.299 * c[0] + 0.587 * c[1] + 0.114 * c[2] > 0.5 else "white")
+    ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.03, label="1 − cosine (log scale; 0 = same direction)")
     head_txt = "" if head in (None, "all") else f", head {head}"
     prefix = f"{label} PE: " if label else ""
     ax.set_title(
-        f"{prefix}cosine of {key}{head_txt}\nsame word max|Δ| {gaps['same word max|Δ|']:.3f}, "
+        f"{prefix}1 − cosine of {key}{head_txt}\nsame word max|Δ| {gaps['same word max|Δ|']:.3f}, "
         f"same position max|Δ| {gaps['same position max|Δ|']:.3f}",
         fontsize=10,
     )
     ax.figure.set_layout_engine("tight")
     return ax.figure
+
+
+def plot_same_word_distance(cos_min: pd.DataFrame, floor: float = 1e-6):
+    """How far a word's q, k and v move when the word moves: 1 − (smallest same-word cosine), log scale.
+
+    cos_min: rows the trace keys "encoder.{layer}.self.{q,k,v}", columns the positional encodings (the
+    "same word min cos" of order_gaps per model). One panel per layer, bars coloured by vector kind; values below
+    `floor` (float noise: no positional encoding) are drawn at the floor and labelled "≈0"."""
+    layers = sorted({int(k.split(".")[1]) for k in cos_min.index})
+    kinds = [k for k in VECTOR_KINDS if any(key.endswith(f".{k}") for key in cos_min.index)]
+    fig, axes = plt.subplots(1, len(layers), figsize=(4.6 * len(layers), 3.6), sharey=True, squeeze=False)
+    width = 0.8 / len(kinds)
+    for ax, layer in zip(axes[0], layers):
+        for i, kind in enumerate(kinds):
+            d = 1.0 - cos_min.loc[trace_key("encoder self", layer, kind)].to_numpy(dtype=float)
+            x = np.arange(len(cos_min.columns)) + (i - (len(kinds) - 1) / 2) * width
+            ax.bar(x, np.maximum(d, floor), width, color=KIND_COLOURS[kind], label=kind, bottom=0)
+            for xi, di in zip(x, d):
+                if di < floor:
+                    ax.text(xi, floor * 1.5, "≈0", ha="center", va="bottom", fontsize=8)
+        ax.set_yscale("log")
+        ax.set_ylim(floor, 1.0)
+        ax.set_xticks(
+            range(len(cos_min.columns)), labels=[f"{'no' if pe == 'none' else pe} PE" for pe in cos_min.columns]
+        )
+        ax.set_title(f"encoder layer {layer}")
+        ax.set_xlabel("positional encoding")
+    axes[0][0].set_ylabel("1 − cos of the same word\nat its two positions (log)")
+    axes[0][-1].legend(title="vector", fontsize=8, loc="upper right")
+    fig.suptitle("How much a word's q, k, v change when the word moves (smallest cosine, seed 0)")
+    fig.set_layout_engine("tight")
+    return fig
 
 
 def distinct_translations(model, sentence: str) -> dict[str, int]:

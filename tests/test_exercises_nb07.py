@@ -62,3 +62,24 @@ def test_distinct_accepts_worked_solution_and_rejects_wrong_counts():
 @pytest.mark.parametrize("answer", [{}, None, "24"])
 def test_distinct_rejects_malformed_answers(answer):
     assert not nb07.check_distinct(answer)
+
+
+# ---- the prediction before the lineup of models: how many of 24 orderings give the German
+
+
+@pytest.mark.parametrize("guess", [24, 22])
+def test_orderings_prediction_accepts_close_guesses(guess, capsys):
+    assert nb07.check_orderings(guess, load_standard_model("learned").model)
+    assert "for 24 of the 24 orderings" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "guess, hint",
+    [(None, "not answered yet"), (1, "on this corpus"), (12, "on this corpus"), (30, "0 to 24"), ("2", "whole number")],
+)
+def test_orderings_prediction_rejects(guess, hint, capsys):
+    assert not nb07.check_orderings(guess, load_standard_model("learned").model)
+    out = capsys.readouterr().out
+    assert hint in out
+    if guess is None:
+        assert "24 of the 24" not in out  # the unanswered message gives nothing away

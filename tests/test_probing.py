@@ -4,6 +4,7 @@ import itertools
 
 import matplotlib
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
@@ -165,10 +166,21 @@ def test_one_vocabulary_of_places_and_kinds():
 
 def test_plot_word_order_draws_and_explains_bad_choices(pairs):
     fig = probing.plot_word_order(pairs["learned"], 1, "out", "cross", label="learned")
-    assert fig.axes[0].get_title().startswith("learned PE: cosine of decoder.1.cross.out")
+    assert fig.axes[0].get_title().startswith("learned PE: 1 − cosine of decoder.1.cross.out")
+    assert fig.axes[1].get_ylabel() == "1 − cosine (log scale; 0 = same direction)"  # the colour bar says so
     plt.close("all")
     fig = probing.plot_word_order(pairs["none"], head=1)
-    assert fig.axes[0].get_title().startswith("cosine of encoder.0.self.q, head 1")  # no label: no prefix
+    assert fig.axes[0].get_title().startswith("1 − cosine of encoder.0.self.q, head 1")  # no label: no prefix
+    plt.close("all")
+    # learned PE: "we" keeps cos 0.986 with itself (1 − cos 0.014), a colour of its own next to a cell at 0
+    a, b = pairs["learned"]
+    fig = probing.plot_word_order(pairs["learned"], 0, "q", "encoder self")
+    ax = fig.axes[0]
+    C = probing.analysis.cosine_matrix(a.vectors("encoder.0.self.q"), b.vectors("encoder.0.self.q"))
+    assert [t.get_text() for t in ax.texts[:4]] == [format(1 - c, ".3f") for c in C[0]]  # 3 decimals of 1 − cos
+    im = ax.images[0]
+    low, zero = im.cmap(im.norm(0.014)), im.cmap(im.norm(probing.DISTANCE_FLOOR))
+    assert max(abs(x - y) for x, y in zip(low, zero)) > 0.2  # 0.986 and 1.000 look different
     plt.close("all")
     with pytest.raises(IndexError, match="layers are 0, 1"):
         probing.plot_word_order(pairs["none"], 5, "q", "encoder self")
@@ -325,3 +337,17 @@ def test_five_sentence_traces_match_the_snapshot(models):
     assert [t.tgt_tokens for t in traced] == [t.tgt_tokens for t in snap]
     for x, y in zip(traced, snap):
         assert torch.equal(x["decoder.1.layer_out"], y["decoder.1.layer_out"])
+
+
+def test_plot_same_word_distance_draws_one_panel_per_layer():
+    cos_min = pd.DataFrame(
+        {"learned": [0.975, 0.983, 0.966, 0.989, 0.988, 0.985], "none": [1.0] * 6},
+        index=[f"encoder.{layer}.self.{k}" for layer in (0, 1) for k in "qkv"],
+    )
+    fig = probing.plot_same_word_distance(cos_min)
+    assert len(fig.axes) == 2 and fig.axes[0].get_yscale() == "log"
+    heights = [p.get_height() for p in fig.axes[0].patches]
+    assert heights[:2] == [pytest.approx(0.025), pytest.approx(1e-6)]  # q: learned 1 − 0.975, none at the floor
+    assert "≈0" in [t.get_text() for t in fig.axes[0].texts]
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["learned PE", "no PE"]
+    plt.close("all")

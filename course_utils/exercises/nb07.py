@@ -16,6 +16,7 @@ SYMMETRY = {  # exercise 2: what happens to each thing when the English words ar
     "the translation, no PE": "invariant",
 }
 FIVE_WORDS = "i can eat apple book"  # exercise 3
+FOUR_WORDS, FOUR_GERMAN = "we can eat apple", "wir können einen apfel essen"  # the prediction before the lineup
 
 
 def check_permutation(perm) -> bool:
@@ -80,4 +81,25 @@ def check_distinct(counts) -> bool:
         "(two objects) can position decide, and each seed decides its own way.",
         f"not right yet for seed(s) {wrong}. Translate every ordering (itertools.permutations) with each seed's "
         "model and count the different outputs (a set of strings).",
+    )
+
+
+def check_orderings(my_orderings, model) -> bool:
+    """Prediction: of the 24 orderings of FOUR_WORDS, how many does `model` translate as FOUR_GERMAN?"""
+    from ..probing import distinct_translations
+
+    if my_orderings is None:
+        return feedback(
+            False,
+            "",
+            "not answered yet: write your guess (a whole number from 0 to 24) into my_orderings, then re-run.",
+        )
+    if isinstance(my_orderings, bool) or not isinstance(my_orderings, (int, np.integer)) or not 0 <= my_orderings <= 24:
+        return feedback(False, "", f"my_orderings must be a whole number from 0 to 24; got {my_orderings!r}.")
+    truth = distinct_translations(model, FOUR_WORDS).get(FOUR_GERMAN, 0)
+    return feedback(
+        abs(int(my_orderings) - truth) <= 2,
+        f"you guessed {int(my_orderings)}; the model gives '{FOUR_GERMAN}' for {truth} of the 24 orderings.",
+        f"you guessed {int(my_orderings)}, the model gives '{FOUR_GERMAN}' for {truth} of the 24 orderings: "
+        "it sees the positions, but on this corpus the words alone settle the translation (see below).",
     )
