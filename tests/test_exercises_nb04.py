@@ -33,41 +33,70 @@ def test_head_shapes_unanswered_gives_nothing_away(capsys):
     assert "Not yet: fill in" in out and "(B, H, T, dh)" not in out
 
 
-def _solution(x, W_q, W_k, W_v, W_o, n_heads):  # the worked solution in the notebook
-    B, T, d_model = x.shape
+def _solution(x_q, x_kv, W_q, W_k, W_v, W_o, n_heads, mask=None):  # the worked solution in the notebook
+    B, Tq, d_model = x_q.shape
     dh = d_model // n_heads
 
     def split(t):  # (B, T, d_model) -> (B, H, T, dh)
-        return t.view(B, T, n_heads, dh).transpose(1, 2)
+        return t.view(B, t.shape[1], n_heads, dh).transpose(1, 2)
 
-    q, k, v = split(W_q(x)), split(W_k(x)), split(W_v(x))
-    weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(dh), dim=-1)
-    concat = (weights @ v).transpose(1, 2).reshape(B, T, d_model)
+    q, k, v = split(W_q(x_q)), split(W_k(x_kv)), split(W_v(x_kv))
+    scores = q @ k.transpose(-2, -1) / math.sqrt(dh)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    concat = (weights @ v).transpose(1, 2).reshape(B, Tq, d_model)
     return W_o(concat)
+
+
+def _section_1_copy(x_q, x_kv, W_q, W_k, W_v, W_o, n_heads, mask=None):
+    """Section 1's walk-through wrapped in a function as it stands: self-attention, no mask."""
+    B, T, d_model = x_q.shape
+    H, dh = n_heads, d_model // n_heads
+    q = W_q(x_q).view(B, T, H, dh).transpose(1, 2)
+    k = W_k(x_q).view(B, T, H, dh).transpose(1, 2)
+    v = W_v(x_q).view(B, T, H, dh).transpose(1, 2)
+    weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(dh), dim=-1)
+    return W_o((weights @ v).transpose(1, 2).reshape(B, T, H * dh))
 
 
 def _mistake(kind):
     """A learner's multi-head forward with one typical mistake."""
 
-    def fn(x, W_q, W_k, W_v, W_o, n_heads):
-        B, T, d = x.shape
+    def fn(x_q, x_kv, W_q, W_k, W_v, W_o, n_heads, mask=None):
+        B, Tq, d = x_q.shape
         h = 1 if kind == "no split" else n_heads
         dh = d // h
-        q, k, v = W_q(x), W_k(x), W_v(x)
+        q, k, v = W_q(x_q), W_k(x_kv), W_v(x_kv)
         if kind == "weight not transposed":
-            q, k, v = (x @ W.weight + W.bias for W in (W_q, W_k, W_v))
+            q, k, v = (t @ W.weight + W.bias for t, W in ((x_q, W_q), (x_kv, W_k), (x_kv, W_v)))
         if kind == "reshape without transpose":
-            q, k, v = (t.reshape(B, h, T, dh) for t in (q, k, v))
+            q, k, v = (t.reshape(B, h, t.shape[1], dh) for t in (q, k, v))
+        elif kind == "split with Tq":
+            q, k, v = (t.view(B, Tq, h, dh).transpose(1, 2) for t in (q, k, v))
         else:
-            q, k, v = (t.view(B, T, h, dh).transpose(1, 2) for t in (q, k, v))
+            q, k, v = (t.view(B, t.shape[1], h, dh).transpose(1, 2) for t in (q, k, v))
         scale = math.sqrt(d) if kind == "sqrt d_model" else math.sqrt(dh)
-        x1 = torch.softmax(q @ k.transpose(-2, -1) / scale, dim=-1) @ v  # (B, H, T, dh)
+        scores = q @ k.transpose(-2, -1) / scale
+        if mask is not None and kind != "mask ignored":
+            if kind == "mask inverted":
+                scores = scores.masked_fill(mask, float("-inf"))
+            elif kind == "mask inverted, -1e9":
+                scores = scores.masked_fill(mask, -1e9)
+            elif kind == "masked to 0":
+                scores = scores.masked_fill(~mask, 0.0)
+            elif kind != "mask after softmax":
+                scores = scores.masked_fill(~mask, float("-inf"))
+        weights = torch.softmax(scores, dim=-1)
+        if kind == "mask after softmax" and mask is not None:
+            weights = weights * mask
+        x1 = weights @ v  # (B, H, Tq, dh)
         if kind == "heads reversed":
             x1 = x1.flip(1)
         if kind in ("merge without transpose", "reshape without transpose"):
-            concat = x1.reshape(B, T, d)
+            concat = x1.reshape(B, Tq, d)
         else:
-            concat = x1.transpose(1, 2).reshape(B, T, d)
+            concat = x1.transpose(1, 2).reshape(B, Tq, d)
         if kind == "no W^O":
             return concat
         if kind == "weight not transposed":
@@ -119,6 +148,21 @@ def test_multi_head_accepts_the_solution():
     assert nb04.check_multi_head(lambda *a: (_solution(*a), None))  # (out, weights) like the module is fine
 
 
+def test_multi_head_cases_go_beyond_section_1():
+    """Section 1's walk-through (self-attention, no mask) does not answer the exercise: copied as it stands, it passes
+    the first case only, and the checker says which case failed."""
+    kinds = [case[4] for case in nb04.MH_CASES]
+    assert kinds[0] is None and "causal" in kinds and "padding" in kinds
+    assert any(tq != tk for _, _, tq, tk, _ in nb04.MH_CASES)  # cross-attention: Tq ≠ Tk
+    assert len({h for _, h, *_ in nb04.MH_CASES}) > 1  # more than the 2 heads of section 1
+
+
+def test_section_1_copy_is_not_enough(capsys):
+    assert not nb04.check_multi_head(_section_1_copy)
+    out = capsys.readouterr().out
+    assert "self-attention with a causal mask" in out and "without a mask" in out
+
+
 @pytest.mark.parametrize(
     "kind, hint",
     [
@@ -129,6 +173,12 @@ def test_multi_head_accepts_the_solution():
         ("heads reversed", "wrong order"),
         ("merge without transpose", "transpose(1, 2) back"),
         ("weight not transposed", "(out, in)"),
+        ("mask ignored", "without a mask"),
+        ("mask inverted", "has NaN"),
+        ("mask inverted, -1e9", "wrong way round"),
+        ("masked to 0", "must be −∞"),
+        ("mask after softmax", "before the softmax"),
+        ("split with Tq", "Tq = 4 ≠ Tk = 6"),
     ],
 )
 def test_multi_head_rejects_typical_mistakes(kind, hint, capsys):
@@ -136,15 +186,28 @@ def test_multi_head_rejects_typical_mistakes(kind, hint, capsys):
     assert hint in capsys.readouterr().out
 
 
+def test_multi_head_rejects_swapped_inputs(capsys):
+    def swapped(x_q, x_kv, W_q, W_k, W_v, W_o, n_heads, mask=None):  # queries from the keys' sequence
+        return _solution(x_kv, x_q, W_q, W_k, W_v, W_o, n_heads, mask)
+
+    def keys_from_x_q(x_q, x_kv, W_q, W_k, W_v, W_o, n_heads, mask=None):  # self-attention only
+        return _solution(x_q, x_q, W_q, W_k, W_v, W_o, n_heads, mask)
+
+    for fn in (swapped, keys_from_x_q):
+        assert not nb04.check_multi_head(fn)
+        out = capsys.readouterr().out
+        assert "cross-attention" in out and "the queries come from x_q" in out
+
+
 def test_multi_head_unanswered_and_broken(capsys):
-    def unanswered(x, W_q, W_k, W_v, W_o, n_heads):
+    def unanswered(x_q, x_kv, W_q, W_k, W_v, W_o, n_heads, mask=None):
         raise NotImplementedError
 
-    def returns_none(x, W_q, W_k, W_v, W_o, n_heads):
+    def returns_none(x_q, x_kv, W_q, W_k, W_v, W_o, n_heads, mask=None):
         return None
 
-    def crashes(x, W_q, W_k, W_v, W_o, n_heads):
-        return x @ torch.ones(3, 3)
+    def crashes(x_q, x_kv, W_q, W_k, W_v, W_o, n_heads, mask=None):
+        return x_q @ torch.ones(3, 3)
 
     assert not nb04.check_multi_head(unanswered)
     assert "Not yet: write the body" in capsys.readouterr().out
@@ -175,6 +238,12 @@ def test_mha_parameters():
     assert not nb04.check_mha_parameters(None, None)  # the notebook's unanswered state
 
 
+def test_mha_parameters_unanswered_gives_nothing_away(capsys):
+    nb04.check_mha_parameters(None, None)
+    out = capsys.readouterr().out
+    assert "Not yet: fill in n_params" in out and "16640" not in out and "bias" not in out
+
+
 def test_notebook_solution_passes():
     """The worked solution in notebook 04's <details> block passes the checker (and the committed cell is unanswered)."""
     nb = json.loads((Path(__file__).resolve().parents[1] / "notebooks" / "04_multi_head_attention.ipynb").read_text())
@@ -186,3 +255,4 @@ def test_notebook_solution_passes():
     assert nb04.check_multi_head(namespace["my_multi_head"])
     exercise = next(s for s in sources if s.startswith("def my_multi_head"))
     assert "raise NotImplementedError" in exercise
+    assert "def my_multi_head(x_q, x_kv, W_q, W_k, W_v, W_o, n_heads, mask=None)" in exercise

@@ -10,7 +10,7 @@ from torch import nn
 from ..attention import MultiHeadAttention
 from . import feedback
 
-B, T, D_MODEL, H = 2, 5, 64, 8  # exercise 2 (B, T, d_model) and exercise 3 (H)
+B, D_MODEL, H = 2, 64, 8  # exercise 2 (batch size, d_model) and exercise 3 (H)
 SHAPES_B, SHAPES_T, SHAPES_H = 3, 7, 16  # exercise 1: not a case that the notebook's shape table shows
 
 
@@ -90,39 +90,99 @@ def check_one_head_worse(one_head_translates_worse, two_heads_better: dict) -> b
     return feedback(False, "", f"look at the table: {counts}.")
 
 
-def _reference_variants(x, lin, n_heads):
-    """The right multi-head output and the typical mistakes', for the same weights: {name: (B, T, d_model)}."""
+# Exercise 2's three cases: (what the case is, n_heads, Tq, Tk, mask kind). Section 1 shows only the first kind
+# (self-attention, no mask); the other two need notebook 03's mask and a key length of its own.
+MH_CASES = (
+    ("self-attention, no mask", 2, 5, 5, None),
+    ("self-attention with a causal mask", 4, 5, 5, "causal"),
+    ("cross-attention (Tq = 4, Tk = 6) with a padding mask", 4, 4, 6, "padding"),
+)
+
+
+def _case_inputs(tq, tk, mask_kind):
+    """x_q (B, Tq, d_model), x_kv (B, Tk, d_model) and the mask (True = may attend) of one checker case."""
+    g = torch.Generator().manual_seed(4)
+    x_q = torch.randn(B, tq, D_MODEL, generator=g)
+    x_kv = x_q if tq == tk and mask_kind != "padding" else torch.randn(B, tk, D_MODEL, generator=g)
+    if mask_kind == "causal":
+        mask = torch.ones(tq, tk, dtype=torch.bool).tril()  # (Tq, Tk)
+    elif mask_kind == "padding":
+        lengths = torch.tensor([tk, tk - 2])  # sentence 2 ends in 2 padding slots
+        mask = (torch.arange(tk)[None, :] < lengths[:, None])[:, None, None, :]  # (B, 1, 1, Tk)
+    else:
+        mask = None
+    return x_q, x_kv, mask
+
+
+def _reference_variants(x_q, x_kv, lin, n_heads, mask):
+    """The typical mistakes' outputs for the same weights and inputs: {name: (B, Tq, d_model)}.
+
+    A mistake that cannot even run on these inputs is left out (the learner's version would raise).
+    """
     W_q, W_k, W_v, W_o = lin
-    B, T, d = x.shape
+    B_, Tq, d = x_q.shape
     dh = d // n_heads
 
     def split(t):  # (B, T, d) -> (B, H, T, dh)
-        return t.view(B, T, n_heads, dh).transpose(1, 2)
+        return t.view(B_, t.shape[1], n_heads, dh).transpose(1, 2)
 
     def merge(t):  # (B, H, T, dh) -> (B, T, d)
-        return t.transpose(1, 2).reshape(B, T, d)
+        return t.transpose(1, 2).reshape(B_, t.shape[2], d)
 
-    def attend(q, k, v, scale):
-        return torch.softmax(q @ k.transpose(-2, -1) / scale, dim=-1) @ v
+    def softmax(scores, how="right"):
+        if mask is None or how == "ignored":
+            return torch.softmax(scores, dim=-1)
+        if how == "inverted":  # PyTorch's nn.MultiheadAttention convention (True = may NOT attend), -1e9 for -inf
+            return torch.softmax(scores.masked_fill(mask, -1e9), dim=-1)
+        if how == "zero":
+            return torch.softmax(scores.masked_fill(~mask, 0.0), dim=-1)
+        if how == "after":
+            return torch.softmax(scores, dim=-1) * mask
+        return torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
 
-    q, k, v = W_q(x), W_k(x), W_v(x)
+    def attend(q, k, v, scale, how="right"):
+        return softmax(q @ k.transpose(-2, -1) / scale, how) @ v
+
+    q, k, v = W_q(x_q), W_k(x_kv), W_v(x_kv)
     qh, kh, vh = split(q), split(k), split(v)
-    x1 = attend(qh, kh, vh, math.sqrt(dh))
+    recipes = {
+        "one head": lambda: W_o(attend(q, k, v, math.sqrt(d))),
+        "one head, √dh": lambda: W_o(attend(q, k, v, math.sqrt(dh))),
+        "reshape without transpose": lambda: W_o(
+            attend(*(t.reshape(B_, n_heads, t.shape[1], dh) for t in (q, k, v)), math.sqrt(dh)).reshape(B_, Tq, d)
+        ),
+        "split without transpose": lambda: W_o(  # (B, T, H, dh): attends over heads, not positions
+            attend(*(t.view(B_, t.shape[1], n_heads, dh) for t in (q, k, v)), math.sqrt(dh)).reshape(B_, Tq, d)
+        ),
+        "√d_model": lambda: W_o(merge(attend(qh, kh, vh, math.sqrt(d)))),
+        "no scaling": lambda: W_o(merge(attend(qh, kh, vh, 1.0))),
+        "no W^O": lambda: merge(attend(qh, kh, vh, math.sqrt(dh))),
+        "merge without transpose": lambda: W_o(attend(qh, kh, vh, math.sqrt(dh)).reshape(B_, Tq, d)),
+        "heads reversed": lambda: W_o(merge(attend(qh, kh, vh, math.sqrt(dh)).flip(1))),
+        "weight not transposed": lambda: (
+            merge(
+                attend(
+                    *(split(t @ W.weight + W.bias) for t, W in ((x_q, W_q), (x_kv, W_k), (x_kv, W_v))), math.sqrt(dh)
+                )
+            )
+            @ W_o.weight
+            + W_o.bias
+        ),
+    }
+    if mask is not None:
+        for how, name in (
+            ("ignored", "mask ignored"),
+            ("inverted", "mask inverted"),
+            ("zero", "masked scores set to 0"),
+            ("after", "mask after the softmax"),
+        ):
+            recipes[name] = lambda how=how: W_o(merge(attend(qh, kh, vh, math.sqrt(dh), how)))
     out = {}
-    out["one head"] = W_o(attend(q, k, v, math.sqrt(d)))
-    out["one head, √dh"] = W_o(attend(q, k, v, math.sqrt(dh)))
-    bad_split = [t.reshape(B, n_heads, T, dh) for t in (q, k, v)]  # reshape without the transpose
-    out["reshape without transpose"] = W_o(attend(*bad_split, math.sqrt(dh)).reshape(B, T, d))
-    no_swap = [t.view(B, T, n_heads, dh) for t in (q, k, v)]  # (B, T, H, dh): attends over heads, not positions
-    out["split without transpose"] = W_o(attend(*no_swap, math.sqrt(dh)).reshape(B, T, d))
-    out["√d_model"] = W_o(merge(attend(qh, kh, vh, math.sqrt(d))))
-    out["no scaling"] = W_o(merge(attend(qh, kh, vh, 1.0)))
-    out["no W^O"] = merge(x1)
-    out["merge without transpose"] = W_o(x1.reshape(B, T, d))
-    out["heads reversed"] = W_o(merge(x1.flip(1)))
-    untransposed = [x @ W.weight + W.bias for W in (W_q, W_k, W_v)]  # x @ weight: (out, in) used as (in, out)
-    x1_u = attend(*(split(t) for t in untransposed), math.sqrt(dh))
-    out["weight not transposed"] = merge(x1_u) @ W_o.weight + W_o.bias
+    for name, recipe in recipes.items():
+        try:
+            out[name] = recipe()
+        except RuntimeError:  # e.g. a mask that does not broadcast to a wrongly split shape
+            pass
     return out
 
 
@@ -140,29 +200,43 @@ _HINTS = {
     "(B, T, d_model), otherwise positions and heads are mixed.",
     "heads reversed": "the heads are concatenated in the wrong order: head 0's dh features come first.",
     "weight not transposed": "an nn.Linear stores its weight as (out, in): call the layer, W_q(x), or use x @ W_q.weight.T + W_q.bias.",
+    "mask ignored": "the output is the one without a mask: give the scores where mask is False the value −∞ "
+    "before the softmax (notebook 03).",
+    "mask inverted": "the mask is read the wrong way round: in the course True means *may* attend, so fill −∞ where "
+    "~mask (PyTorch's nn.MultiheadAttention uses the opposite convention, section 4).",
+    "masked scores set to 0": "a score of 0 still gets weight e⁰ = 1 in the softmax: masked scores must be −∞.",
+    "mask after the softmax": "zeroing weights after the softmax leaves rows that no longer sum to 1: mask the scores "
+    "(−∞) before the softmax.",
 }
 
 
 def check_multi_head(fn) -> bool:
-    """Exercise 2: fn(x, W_q, W_k, W_v, W_o, n_heads) -> self-attention output (B, T, d_model) with n_heads heads,
-    from four nn.Linear(d_model, d_model) layers; compared with the course's MultiHeadAttention given the same weights."""
+    """Exercise 2: fn(x_q, x_kv, W_q, W_k, W_v, W_o, n_heads, mask=None) -> multi-head attention output
+    (B, Tq, d_model), queries from x_q, keys and values from x_kv, mask True = may attend (broadcastable to
+    (B, H, Tq, Tk)), from four nn.Linear(d_model, d_model) layers; compared with the course's MultiHeadAttention given
+    the same weights on MH_CASES."""
     if fn is None or not callable(fn):
-        return feedback(False, "", "define my_multi_head(x, W_q, W_k, W_v, W_o, n_heads) and pass the function itself.")
-    g = torch.Generator().manual_seed(4)
-    x = torch.randn(B, T, D_MODEL, generator=g)
-    for n_heads in (2, 4):
+        return feedback(
+            False,
+            "",
+            "define my_multi_head(x_q, x_kv, W_q, W_k, W_v, W_o, n_heads, mask=None) and pass the function itself.",
+        )
+    for case, n_heads, tq, tk, mask_kind in MH_CASES:
+        x_q, x_kv, mask = _case_inputs(tq, tk, mask_kind)
         with torch.random.fork_rng():  # seeded weights, without touching the learner's random state
-            torch.manual_seed(n_heads)
+            torch.manual_seed(n_heads + tk)
             mha = MultiHeadAttention(D_MODEL, n_heads).eval()
             lin = [nn.Linear(D_MODEL, D_MODEL) for _ in range(4)]
         with torch.no_grad():
             for mine, theirs in zip(lin, (mha.w_q, mha.w_k, mha.w_v, mha.w_o)):
                 theirs.weight.copy_(mine.weight)
                 theirs.bias.copy_(mine.bias)
-            want = mha(x, x, x)[0]
-            variants = _reference_variants(x, lin, n_heads)
+            want = mha(x_q, x_kv, x_kv, mask)[0]
+            variants = _reference_variants(x_q, x_kv, lin, n_heads, mask)
+            mine_q = x_q.clone()
+            mine_kv = mine_q if x_kv is x_q else x_kv.clone()  # self-attention: the same tensor twice, as in the model
             try:
-                got = fn(x.clone(), *lin, n_heads)
+                got = fn(mine_q, mine_kv, *lin, n_heads) if mask is None else fn(mine_q, mine_kv, *lin, n_heads, mask)
             except NotImplementedError:
                 return feedback(
                     False,
@@ -170,34 +244,60 @@ def check_multi_head(fn) -> bool:
                     "write the body of my_multi_head (it still raises NotImplementedError), then re-run this cell.",
                 )
             except Exception as exc:  # the learner's code may raise anything
-                return feedback(False, "", f"my_multi_head(x, ..., {n_heads}) raised {type(exc).__name__}: {exc}")
+                hint = ""
+                if tq != tk:
+                    hint = (
+                        f" Here Tq = {tq} ≠ Tk = {tk}: the queries come from x_q, the keys and values from x_kv;"
+                        " split each with its own length (t.shape[1])."
+                    )
+                return feedback(False, "", f"{case}: my_multi_head raised {type(exc).__name__}: {exc}.{hint}")
         if got is None:
             return feedback(False, "", "write the body of my_multi_head (it returns None), then re-run this cell.")
         if isinstance(got, tuple) and len(got) == 2:
             got = got[0]  # (out, weights), like MultiHeadAttention: the output is what we compare
         if not isinstance(got, torch.Tensor) or got.shape != want.shape:
             shape = tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__
-            return feedback(False, "", f"with {n_heads} heads the output should be {tuple(want.shape)}; got {shape}.")
+            return feedback(
+                False,
+                "",
+                f"{case}: the output should be {tuple(want.shape)}, one row per query position of x_q; got {shape}.",
+            )
         got = got.detach()
         if torch.allclose(got, want, atol=1e-5):
             continue
+        if torch.isnan(got).any():
+            return feedback(
+                False,
+                "",
+                f"{case}: your output has NaN — some query has every key masked (−∞ everywhere, 0/0). In the course "
+                "True means *may* attend: fill −∞ where ~mask.",
+            )
         for name, variant in variants.items():
             if variant.shape == got.shape and torch.allclose(got, variant, atol=1e-5):
-                return feedback(False, "", f"with {n_heads} heads: {_HINTS[name]}")
+                return feedback(False, "", f"{case}: {_HINTS[name]}")
         return feedback(
             False,
             "",
-            f"with {n_heads} heads the shape is right but the numbers differ from MultiHeadAttention's: "
-            "project with the three layers, split into heads (B, H, T, dh), softmax(q kᵀ / √dh) v per head, "
-            "put the heads side by side again (B, T, d_model), then W_o.",
+            f"{case}: the shape is right but the numbers differ from MultiHeadAttention's: project (queries from "
+            "x_q, keys and values from x_kv), split into heads (B, H, T, dh), softmax(q kᵀ / √dh) with −∞ where the "
+            "mask is False, times v, put the heads side by side again (B, Tq, d_model), then W_o.",
         )
-    return feedback(True, "your multi-head attention equals MultiHeadAttention's output for 2 and 4 heads.", "")
+    return feedback(
+        True,
+        "your multi-head attention equals MultiHeadAttention's output: no mask (2 heads), causal mask and "
+        "cross-attention with padding (4 heads).",
+        "",
+    )
 
 
 def check_mha_parameters(n_params, grows_with_heads) -> bool:
     """Exercise 3: parameters of MultiHeadAttention(64, H) (weights and biases of W^Q, W^K, W^V, W^O),
     and whether that number grows with H."""
     want = sum(p.numel() for p in MultiHeadAttention(D_MODEL, H).parameters())  # 4 * (64*64 + 64)
+    if n_params is None and grows_with_heads is None:
+        return feedback(
+            False, "", "fill in n_params (a whole number) and grows_with_heads (True or False), then re-run."
+        )
     try:
         n = int(n_params)
     except (TypeError, ValueError):
