@@ -274,3 +274,96 @@ def plot_roles(batch: BatchTrace, place: str, layer: int):
         xlabel=xlabel,
         ylabel=ylabel,
     )
+
+
+# ---------------------------------------------------------------- 09, Claim F6: what a head compares and what it writes
+
+
+def _head_slice(mha, head: int) -> slice:
+    if not 0 <= head < mha.n_heads:
+        raise IndexError(f"head {head} out of range: heads are 0..{mha.n_heads - 1}")
+    return slice(head * mha.d_head, (head + 1) * mha.d_head)
+
+
+def qk_map(model: Translator, prefix: str, head: int) -> torch.Tensor:
+    """W^Q_h (W^K_h)ᵀ, (d_model, d_model), in the forum's row convention: the score a query vector x gives a key
+    vector y in head h is x · W^Q_h (W^K_h)ᵀ · yᵀ / √dh, plus bias terms. Basis-free: rotating the head's query and
+    key columns by the same orthogonal R leaves it unchanged. Its rank is at most dh."""
+    from .projections import _mha
+
+    mha = _mha(model, prefix)
+    sl = _head_slice(mha, head)
+    return (mha.w_q.weight[sl].T @ mha.w_k.weight[sl]).detach()  # (d, dh) @ (dh, d)
+
+
+def ov_map(model: Translator, prefix: str, head: int) -> torch.Tensor:
+    """W^V_h W^O_h, (d_model, d_model), in the forum's row convention: a key vector y that gets all of head h's
+    weight adds y · W^V_h W^O_h to the block's output (plus b^V_h W^O_h, the same for every word). W^V_h is head
+    h's columns of W^V = w_v.weight.T; W^O_h is head h's ROWS of W^O = w_o.weight.T, i.e. its columns of
+    w_o.weight."""
+    from .projections import _mha
+
+    mha = _mha(model, prefix)
+    sl = _head_slice(mha, head)
+    return (mha.w_v.weight[sl].T @ mha.w_o.weight[:, sl].T).detach()  # (d, dh) @ (dh, d)
+
+
+def english_words(model: Translator) -> list[str]:
+    """The English vocabulary without <pad>, <bos> and <eos>."""
+    return model.src_vocab.words
+
+
+@torch.no_grad()
+def word_parts(model: Translator, words=None) -> torch.Tensor:
+    """(n_words, d_model): each English word's part of the encoder input, token embedding · √d_model (the position
+    vector, about a seventh of its size, left out; notebook 07)."""
+    words = english_words(model) if words is None else list(words)
+    return model.src_embed.tok.weight[model.src_vocab.encode(words)] * model.src_embed.scale
+
+
+@torch.no_grad()
+def vocab_scores(model: Translator, head: int, layer: int = 0) -> pd.DataFrame:
+    """Encoder self-attention of `layer`, head h, between word parts (layer 0: what enters it, without position):
+    score[i, j] = (e_i W^Q_h + b^Q_h)(e_j W^K_h + b^K_h)ᵀ / √dh, rows the query word, columns the key word.
+    Softmax only sees differences within a row, so read a row against its own mean."""
+    from .projections import _mha
+
+    mha = _mha(model, f"encoder.{layer}.self")
+    sl = _head_slice(mha, head)
+    words = english_words(model)
+    E = word_parts(model, words)
+    q = E @ mha.w_q.weight[sl].T + mha.w_q.bias[sl]
+    k = E @ mha.w_k.weight[sl].T + mha.w_k.bias[sl]
+    return pd.DataFrame((q @ k.T / math.sqrt(mha.d_head)).double().numpy(), index=words, columns=words)
+
+
+def plot_vocab_scores(tables: list[pd.DataFrame], titles: list[str], suptitle: str = ""):
+    """One panel per head: the vocabulary's scores, each row minus its mean (what softmax sees), one colour bar."""
+    import matplotlib.pyplot as plt
+
+    from .plotting import heatmap
+
+    centred = [t.to_numpy() - t.to_numpy().mean(1, keepdims=True) for t in tables]
+    v = max(float(np.abs(c).max()) for c in centred)
+    fig, axes = plt.subplots(1, len(tables), figsize=(6.2 * len(tables) + 0.8, 6.4), layout="constrained")
+    axes = np.atleast_1d(axes)
+    for i, (ax, c, t, title) in enumerate(zip(axes, centred, tables, titles)):
+        heatmap(
+            c,
+            list(t.index),
+            list(t.columns),
+            ax=ax,
+            title=title,
+            xlabel="key word",
+            ylabel="query word" if i == 0 else "",
+            annot=False,
+            cmap="RdBu_r",
+            vmin=-v,
+            vmax=v,
+            cbar=False,
+        )
+        ax.tick_params(labelsize=8)
+    fig.colorbar(axes[-1].images[0], ax=list(axes), fraction=0.03, pad=0.02, label="score − its row's mean")
+    if suptitle:
+        fig.suptitle(suptitle)
+    return fig

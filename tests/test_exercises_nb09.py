@@ -2,73 +2,201 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
+import nbformat
 import pytest
 import torch
 
-from course_utils import heads, interventions
+from course_utils import heads, interventions, tracing
 from course_utils.exercises import nb09 as ex
 from course_utils.tracing import ablate_head
 
-
-@pytest.fixture(scope="module")
-def stats(shipped_batch):
-    return heads.head_statistics(shipped_batch)
+NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "09_heads_and_the_query_analogy.ipynb"
 
 
-# ---- exercise 1: the head that aligns least (or most)
+def solution_code(notebook: Path, marker: str) -> str:
+    """The fenced code of the one <details> solution block of the notebook that contains `marker`."""
+    nb = nbformat.read(notebook, as_version=4)
+    blocks = [
+        c.source for c in nb.cells if c.cell_type == "markdown" and "<details>" in c.source and marker in c.source
+    ]
+    assert len(blocks) == 1, f"{len(blocks)} solution blocks contain {marker!r}"
+    return re.search(r"```python\n(.*?)```", blocks[0], re.S).group(1)
 
 
-def test_alignment_head_solution(stats, capsys):
-    assert ex.check_alignment_head(stats.loc["cross", "aligned"].idxmin(), stats, which="least")
-    assert ex.check_alignment_head((0, 0), stats, which="least")  # the notebook's worked solution (seed 0)
-    assert ex.check_alignment_head(stats.loc["cross", "aligned"].idxmax(), stats)  # which="most", the default
+# ---- exercise 1: a head detector over the corpus
+
+
+def itself_mass(w):
+    return w.diagonal()
+
+
+def previous_mass(w):
+    return w.diagonal(-1)
+
+
+def aligned_mass_of(w, aligned):
+    return torch.stack([w[i, cols].sum() for i, cols in enumerate(aligned)])
+
+
+def _solution_namespace(batch):
+    """The notebook's worked solution of exercise 1, with the measure cell's three functions it reuses."""
+    ns = {
+        "batch": batch,
+        "torch": torch,
+        "tracing": tracing,
+        "itself_mass": itself_mass,
+        "previous_mass": previous_mass,
+        "aligned_mass_of": aligned_mass_of,
+        "ex": ex,
+    }
+    exec(solution_code(NOTEBOOK, "head_detector"), ns)
+    return ns
+
+
+def test_head_detector_worked_solution(shipped_batch, capsys):
+    ns = _solution_namespace(shipped_batch)  # the solution block also runs the checker
     assert "✅" in capsys.readouterr().out
+    assert ex.check_head_detector(ns["head_detector"], shipped_batch)
 
 
-@pytest.mark.parametrize("wrong", [None, (0, 1), (1, 0), (1, 1), (2, 0), "head one", [1]])
-def test_alignment_head_rejects(stats, wrong, capsys):
-    assert not ex.check_alignment_head(wrong, stats, which="least")
-    assert "❌" in capsys.readouterr().out
+def _right(batch, place, layer, head):
+    return ex._variant(batch, place, layer, head)
 
 
-def test_alignment_head_most_rejects_the_least(stats, capsys):
-    assert not ex.check_alignment_head(stats.loc["cross", "aligned"].idxmin(), stats, which="most")
-    assert "largest" in capsys.readouterr().out
-    with pytest.raises(ValueError):
-        ex.check_alignment_head((0, 0), stats, which="best")
+def test_head_detector_reference_matches_head_statistics(shipped_batch, capsys):
+    assert ex.check_head_detector(_right, shipped_batch)
+    assert "all 12 heads match" in capsys.readouterr().out
 
 
-# ---- exercise 2: q as a weighted sum of the bank's rows
+@pytest.mark.parametrize(
+    "mistake, hint",
+    [("padding", "padded positions"), ("next", "off by one"), ("keys", "SUM"), ("bos", "<bos>")],
+)
+def test_head_detector_rejects_typical_mistakes(shipped_batch, mistake, hint, capsys):
+    def wrong(batch, place, layer, head):
+        return ex._variant(batch, place, layer, head, mistake=mistake)
+
+    assert not ex.check_head_detector(wrong, shipped_batch)
+    assert hint in capsys.readouterr().out
 
 
-def _loop(x, bank, bias):
-    q = bias.clone()
-    for i in range(bank.shape[0]):
-        q = q + x[i] * bank[i]
-    return q
-
-
-def test_q_from_bank_solutions(shipped_model):
-    assert ex.check_q_from_bank(_loop, shipped_model)
-    assert ex.check_q_from_bank(lambda x, bank, bias: torch.einsum("i,id->d", x, bank) + bias, shipped_model)
+def _unanswered(batch, place, layer, head):
+    raise NotImplementedError
 
 
 @pytest.mark.parametrize(
     "wrong, hint",
     [
-        (lambda x, bank, bias: None, "returns None"),
-        (lambda x, bank, bias: x @ bank, "bias b is missing"),
+        (_unanswered, "not answered yet"),
+        (lambda batch, place, layer, head: None, "not answered yet"),
+        (lambda batch, place, layer, head: {"itself": 0.5}, "return a dict with the keys"),
+        (lambda batch, place, layer, head: 1 / 0, "raised ZeroDivisionError"),
         (
-            lambda x, bank, bias: sum(x[j] * bank[j] for j in range(bank.shape[1])) + bias,
-            "differs",
-        ),  # only 32 of 64 rows
-        (lambda x, bank, bias: x @ bank.T + bias, "raised"),  # (64,) @ (32, 64): shape error
-        (lambda x, bank, bias: (x @ bank + bias)[:5], "shape"),
+            lambda batch, place, layer, head: {m: 0.5 for m in ex.DETECTED[place]},
+            "heads differ from the course's measures",
+        ),
+        (lambda batch, place, layer, head: {m: "high" for m in ex.DETECTED[place]}, "one number"),
     ],
 )
-def test_q_from_bank_rejects(shipped_model, wrong, hint, capsys):
-    assert not ex.check_q_from_bank(wrong, shipped_model)
-    assert hint in capsys.readouterr().out
+def test_head_detector_rejects(shipped_batch, wrong, hint, capsys):
+    assert not ex.check_head_detector(wrong, shipped_batch)
+    out = capsys.readouterr().out
+    assert hint in out
+    if "not answered" in hint:  # the unanswered message gives nothing away
+        assert "diagonal" not in out and "0." not in out
+
+
+# ---- exercise 2: what a head writes, W^V_h W^O_h
+
+
+def test_ov_map_worked_solution(shipped_model, capsys):
+    ns = {"torch": torch, "model": shipped_model, "ex": ex}
+    exec(solution_code(NOTEBOOK, "def ov_map"), ns)
+    assert "✅" in capsys.readouterr().out
+    assert ex.check_ov_map(ns["ov_map"], shipped_model)
+    assert ex.check_ov_map(ns["ov_map"], shipped_model, "decoder.1.cross")
+
+
+def test_ov_map_is_what_the_head_writes(shipped_model):
+    """All of head h's weight on key 0, the other head silenced: out = x_0 · W^V_h W^O_h + b^V_h W^O_h + b^O."""
+    attn = shipped_model.encoder[0].self_attn
+    for h in range(2):
+
+        def one_key(w, name, h=h):
+            forced = torch.zeros_like(w)
+            forced[:, h, :, 0] = 1.0
+            return forced
+
+        with tracing.patch(shipped_model, {"encoder.0.self.weights": one_key}):
+            trace = tracing.run_with_trace(shipped_model, "we want to eat apple")
+        x0 = trace["encoder.0.self.v_input"][0]  # (d,): the first word's input
+        sl = slice(32 * h, 32 * (h + 1))
+        bias = attn.w_v.bias[sl] @ attn.w_o.weight[:, sl].T + attn.w_o.bias
+        want = x0 @ heads.ov_map(shipped_model, "encoder.0.self", h) + bias.detach()
+        assert torch.allclose(trace["encoder.0.self.out"], want.expand_as(trace["encoder.0.self.out"]), atol=1e-4)
+
+
+def _unanswered_ov(attn, head):
+    raise NotImplementedError
+
+
+def _sl(attn, h):
+    return slice(h * attn.d_head, (h + 1) * attn.d_head)
+
+
+@pytest.mark.parametrize(
+    "wrong, hint",
+    [
+        (_unanswered_ov, "not answered yet"),
+        (lambda attn, h: None, "not answered yet"),
+        (lambda attn, h: attn.w_v.weight[_sl(attn, h)].T @ attn.w_o.weight[_sl(attn, h)], "COLUMNS of w_o.weight"),
+        (lambda attn, h: attn.w_o.weight[:, _sl(attn, h)] @ attn.w_v.weight[_sl(attn, h)], "transpose"),
+        (lambda attn, h: attn.w_v.weight.T @ attn.w_o.weight.T, "every head together"),
+        (
+            lambda attn, h: attn.w_v.weight[_sl(attn, 1 - h)].T @ attn.w_o.weight[:, _sl(attn, 1 - h)].T,
+            "swapped",
+        ),
+        (lambda attn, h: attn.w_v.weight[_sl(attn, h)], "shape"),
+        (lambda attn, h: attn.w_q.weight[_sl(attn, h)].T @ attn.w_k.weight[_sl(attn, h)], "differs"),
+        (lambda attn, h: 1 / 0, "raised"),
+    ],
+)
+def test_ov_map_rejects(shipped_model, wrong, hint, capsys):
+    assert not ex.check_ov_map(wrong, shipped_model)
+    out = capsys.readouterr().out
+    assert hint in out
+    if "not answered" in hint:
+        assert "w_o" not in out and "W^O" not in out
+
+
+# ---- the prediction: encoder self-attention forced uniform
+
+
+@pytest.fixture(scope="module")
+def uniform_table(shipped_model, all_pairs):
+    return interventions.score_interventions(
+        shipped_model, all_pairs, {"uniform: encoder self": {"encoder.*.self.weights": tracing.uniform_attention}}
+    )
+
+
+@pytest.mark.parametrize("guess", [0.95, 0.85, "0.9", 90])
+def test_uniform_prediction_accepts_close_guesses(uniform_table, guess, capsys):
+    assert ex.check_uniform_prediction(guess, uniform_table)
+    assert "0.950" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "guess, hint", [(None, "not answered yet"), (0.2, "More than most expect"), ("most", "number"), (-1, "share")]
+)
+def test_uniform_prediction_rejects(uniform_table, guess, hint, capsys):
+    assert not ex.check_uniform_prediction(guess, uniform_table)
+    out = capsys.readouterr().out
+    assert hint in out
+    if guess is None:
+        assert "0.9" not in out  # the unanswered message gives nothing away
 
 
 # ---- exercise 3: remove a whole cross-attention layer
@@ -88,7 +216,9 @@ def test_remove_cross_layer_solutions(shipped_model, all_pairs, capsys):
 @pytest.mark.parametrize(
     "wrong, hint",
     [
-        ({}, "unchanged"),
+        ({}, "not answered yet"),
+        (None, "not answered yet"),
+        ({"decoder.0.cross.x1": lambda x1, name: x1}, "unchanged"),
         ({"decoder.0.cross.x1": ablate_head(0)}, "only one head"),
         ({"decoder.0.cross.x1": ablate_head(1)}, "only one head"),
         ({"decoder.1.cross.x1": lambda x1, name: torch.zeros_like(x1)}, "differs"),
@@ -99,12 +229,13 @@ def test_remove_cross_layer_solutions(shipped_model, all_pairs, capsys):
 )
 def test_remove_cross_layer_rejects(shipped_model, all_pairs, wrong, hint, capsys):
     assert not ex.check_remove_cross_layer(wrong, shipped_model, all_pairs)
-    assert hint in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert hint in out
+    assert "decoder.0.cross.x1" not in out  # no message spells out the answer's key
 
 
 def test_checkers_leave_no_hooks(shipped_model, all_pairs):
     ex.check_remove_cross_layer({"decoder.0.cross.x1": lambda x1, name: 1 / 0}, shipped_model, all_pairs)
-    ex.check_q_from_bank(_loop, shipped_model)
     assert all(not m._forward_hooks for m in shipped_model.modules())
 
 

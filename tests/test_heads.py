@@ -335,3 +335,44 @@ def test_one_head_model_also_learns_the_corpus(report):
         assert held[seed] >= 0.9, seed
         assert math.isfinite(result.history[-1]["loss"])
     report["1-head model held-out exact match per seed"] = ", ".join(f"{s}: {v:.3f}" for s, v in held.items())
+
+
+# ---- 09, Claim F6: what a head compares (W^Q_h W^K_hᵀ) and what it writes (W^V_h W^O_h)
+
+
+def test_qk_map_gives_the_scores_and_survives_a_rotation(shipped_model):
+    trace = tracing.run_with_trace(shipped_model, "we want to eat apple")
+    attn = shipped_model.encoder[0].self_attn
+    x = trace["encoder.0.self.q_input"]  # (T, d): what enters W^Q and W^K
+    for h in range(2):
+        sl = slice(32 * h, 32 * (h + 1))
+        q, k = x @ attn.w_q.weight[sl].T + attn.w_q.bias[sl], x @ attn.w_k.weight[sl].T + attn.w_k.bias[sl]
+        qk = heads.qk_map(shipped_model, "encoder.0.self", h)
+        # score = x QK yᵀ + terms with a bias; the bias terms cancel in the double difference over two keys/queries
+        full = (q @ k.T).detach()
+        bilinear = x @ qk @ x.T
+        dd = lambda m: m[1:, 1:] - m[1:, :1] - m[:1, 1:] + m[0, 0]  # noqa: E731
+        assert torch.allclose(dd(full), dd(bilinear), atol=1e-3)
+        assert torch.allclose(trace["encoder.0.self.scores"][h], full / 32**0.5, atol=1e-4)
+        assert int(torch.linalg.matrix_rank(qk)) == 32  # at most dh
+    with pytest.raises(IndexError):
+        heads.qk_map(shipped_model, "encoder.0.self", 2)
+
+
+def test_vocab_scores_are_the_head_scores_of_word_parts(shipped_model):
+    table = heads.vocab_scores(shipped_model, 1)
+    words = heads.english_words(shipped_model)
+    assert list(table.index) == list(table.columns) == words and len(words) == 29
+    E = heads.word_parts(shipped_model, ["eat", "apple"])
+    attn = shipped_model.encoder[0].self_attn
+    q = E[0] @ attn.w_q.weight[32:].T + attn.w_q.bias[32:]
+    k = E[1] @ attn.w_k.weight[32:].T + attn.w_k.bias[32:]
+    assert table.loc["eat", "apple"] == pytest.approx(float((q @ k).detach()) / 32**0.5, abs=1e-4)
+    fig = heads.plot_vocab_scores([heads.vocab_scores(shipped_model, h) for h in range(2)], ["head 0", "head 1"])
+    assert len(fig.axes) == 3 and fig.axes[2].get_ylabel() == "score − its row's mean"  # one shared colour bar
+    plt.close("all")
+
+
+def test_ov_map_shape_and_rank(shipped_model):
+    ov = heads.ov_map(shipped_model, "decoder.1.cross", 0)
+    assert ov.shape == (64, 64) and int(torch.linalg.matrix_rank(ov)) == 32

@@ -143,3 +143,20 @@ def test_head_masses_notebook_match_head_statistics(batch):
         ]
     ).mean()
     assert abs(float(wrong_prev) - stats.loc[("decoder self", 0, 1), "previous"]) > 0.3
+
+
+# ---- 09: vocabulary scores of one head (Claim F6)
+
+
+def test_word_scores_notebook_match_vocab_scores(model):
+    word_scores = definitions("09_heads_and_the_query_analogy.ipynb", "vocabulary scores of one head")["word_scores"]
+    attn, E = model.encoder[0].self_attn, heads.word_parts(model)
+    for h in range(2):
+        sl = slice(32 * h, 32 * (h + 1))
+        args = (attn.w_q.weight[sl].T, attn.w_q.bias[sl], attn.w_k.weight[sl].T, attn.w_k.bias[sl])
+        S = word_scores(E, *args).detach().double().numpy()
+        assert abs(S - heads.vocab_scores(model, h).to_numpy()).max() < 1e-5
+        # a wrong variant: W^K's rows taken from the other head
+        other = slice(32 * (1 - h), 32 * (2 - h))
+        wrong = word_scores(E, args[0], args[1], attn.w_k.weight[other].T, attn.w_k.bias[other]).detach().numpy()
+        assert abs(wrong - heads.vocab_scores(model, h).to_numpy()).max() > 1.0

@@ -2,89 +2,214 @@
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from ..data import encode_source, encode_target, pad_batch
+from ..heads import head_statistics, ov_map
 from ..interventions import accuracy
-from ..projections import query_bank, query_inputs
-from ..tracing import ablate_head, patch, run_with_trace
+from ..tracing import PLACES, ablate_head, patch, trace_key
 from . import feedback
 
-# Exercise 2: the query of one head as a weighted sum of the bank's rows
+# Exercise 1: a head detector, run over the corpus
 
-EXAMPLE_SENTENCE, EXAMPLE_TARGET = "we would like to drink tea", "wir möchten tee trinken"
+DETECTED = {"encoder self": ("itself", "previous"), "decoder self": ("itself", "previous"), "cross": ("aligned",)}
 
 
-def check_q_from_bank(q_from_bank, model, prefix: str = "decoder.1.cross", head: int = 1) -> bool:
-    """q_from_bank(x (d_model,), bank (d_model, dh), bias (dh,)) -> q (dh,) must give the model's q for every token."""
-    bank, bias = query_bank(model, prefix, head)
-    tokens, X = query_inputs(model, EXAMPLE_SENTENCE, prefix, target=EXAMPLE_TARGET)
-    q_model = run_with_trace(model, EXAMPLE_SENTENCE, target=EXAMPLE_TARGET, names=[f"{prefix}.q"])[f"{prefix}.q"][head]
+def _variant(batch, place: str, layer: int, head: int, mistake: str | None = None) -> dict[str, float]:
+    """The detector's scores of one head, right (mistake None) or with a typical mistake:
+    "padding" (every row and key of the padded batch), "next" (off by one: the key after the query),
+    "keys" (the aligned weight averaged over the aligned keys instead of summed), "bos" (decoder <bos> row kept)."""
+    w_all = batch.weights[trace_key(place, layer, "weights")][:, head].double()  # (B, Tq, Tk)
+    sums: dict[str, list[torch.Tensor]] = {}
+    for b in range(len(batch.pairs)):
+        ns, nt = int(batch.src_len[b]), int(batch.tgt_len[b])
+        if mistake == "padding":
+            ns, nt = w_all.shape[2], w_all.shape[1]
+        if place == "cross":
+            made = [r for r in batch.out_roles[b][: int(batch.tgt_len[b])] if r != "end"]
+            roles = batch.src_roles[b]
+            w = w_all[b, : (nt if mistake == "padding" else len(made)), :ns]
+            made = made + [None] * (w.shape[0] - len(made))
+            cols = [[j for j, r in enumerate(roles) if r == m] for m in made]
+            pick = [w[i, c].mean() if mistake == "keys" else w[i, c].sum() for i, c in enumerate(cols)]
+            pick = [x for x, c in zip(pick, cols) if c or mistake == "padding"]  # padding: empty rows count as 0
+            sums.setdefault("aligned", []).append(torch.stack(pick))
+        else:
+            n = ns if place == "encoder self" else nt
+            w = w_all[b, :n, :n]
+            q0 = 1 if place == "decoder self" and mistake != "bos" else 0
+            sums.setdefault("itself", []).append(w.diagonal()[q0:])
+            sums.setdefault("previous", []).append(w.diagonal(1 if mistake == "next" else -1))
+    return {m: float(torch.cat(v).mean()) for m, v in sums.items()}
+
+
+MISTAKES = {
+    "padding": "padded positions counted: use only the real queries and keys of each pair "
+    "(batch.src_len, batch.tgt_len), and for 'aligned' only the rows that produce a word (not <eos>).",
+    "next": "'previous' is off by one: it reads the key AFTER the query (w[i, i + 1]); the previous key is "
+    "w[i, i − 1], the diagonal below the main one.",
+    "keys": "'aligned' is averaged over the aligned keys; a query's weight on its aligned word(s) is their SUM "
+    "(want + to both count), then average that over the queries.",
+    "bos": "decoder self-attention's <bos> row can only look at itself (weight 1): leave it out of 'itself'.",
+}
+
+
+def check_head_detector(head_detector, batch) -> bool:
+    """head_detector(batch, place, layer, head) -> {"itself": .., "previous": ..} (self-attention) or
+    {"aligned": ..} (cross), each the mean over every real query of every pair, as heads.head_statistics."""
+    stats = head_statistics(batch)
+    n_layers = 1 + max(int(k.split(".")[1]) for k in batch.weights)
+    heads_ = [(p, layer, h) for p in PLACES for layer in range(n_layers) for h in range(batch.n_heads)]
     try:
-        got = [q_from_bank(x.clone(), bank.clone(), bias.clone()) for x in X]
+        got = {key: head_detector(batch, *key) for key in heads_}
+    except NotImplementedError:
+        return feedback(False, "", "not answered yet: write head_detector, then re-run this cell.")
     except Exception as exc:  # a learner's bug: say what happened, no traceback
-        return feedback(False, "", f"q_from_bank raised {type(exc).__name__}: {exc}")
-    if any(g is None for g in got):
-        return feedback(False, "", "q_from_bank returns None: return sum_i x[i] * bank[i] + bias.")
-    got = [torch.as_tensor(g, dtype=torch.float32) for g in got]
-    if any(g.shape != bias.shape for g in got):
-        return feedback(
-            False, "", f"q must have shape {tuple(bias.shape)} (one head's dh features); got {tuple(got[0].shape)}."
-        )
-    worst = max(float((g - q).abs().max()) for g, q in zip(got, q_model))
-    no_bias = max(float((g + bias - q).abs().max()) for g, q in zip(got, q_model))
-    if worst < 1e-4:
+        return feedback(False, "", f"head_detector raised {type(exc).__name__}: {exc}")
+    if all(g is None for g in got.values()):
+        return feedback(False, "", "not answered yet: write head_detector, then re-run this cell.")
+    for key, g in got.items():
+        want = DETECTED[key[0]]
+        if not isinstance(g, dict) or set(g) != set(want):
+            return feedback(False, "", f"for {key} return a dict with the keys {list(want)}; got {g!r:.80}.")
+        try:
+            [float(v) for v in g.values()]
+        except (TypeError, ValueError):
+            return feedback(False, "", f"for {key} each score must be one number (a float); got {g!r:.80}.")
+    wrong = {
+        key: [m for m in g if not math.isclose(float(g[m]), stats.loc[key, m], abs_tol=1e-6)] for key, g in got.items()
+    }
+    wrong = {k: v for k, v in wrong.items() if v}
+    if not wrong:
+        best = {
+            m: max((k for k, g in got.items() if m in g), key=lambda k: got[k][m])
+            for m in ("previous", "itself", "aligned")
+        }
         return feedback(
             True,
-            f"q = Σ_i x_i·bank_i + b reproduces the model's query for all {len(tokens)} tokens "
-            f"(largest difference {worst:.0e}).",
+            f"all {len(heads_)} heads match the course's measures (heads.head_statistics). The strongest: "
+            + "; ".join(f"{m} {got[k][m]:.2f} ({k[0]}, layer {k[1]}, head {k[2]})" for m, k in best.items())
+            + ".",
             "",
         )
-    if no_bias < 1e-4:
-        return feedback(False, "", "close: the weighted sum of rows is right, but the bias b is missing.")
+    key, measures = next(iter(wrong.items()))
+    for mistake, hint in MISTAKES.items():
+        v = _variant(batch, *key, mistake=mistake)
+        if all(math.isclose(float(got[key][m]), v.get(m, math.nan), abs_tol=1e-6) for m in measures):
+            return feedback(False, "", f"{key}: {hint}")
     return feedback(
         False,
         "",
-        f"the result differs from the model's q by up to {worst:.3f}; "
-        "use the bank's ROWS (bank[i], i over d_model), weighted by x[i].",
+        f"{len(wrong)} of {len(heads_)} heads differ from the course's measures, e.g. {key} {measures}: "
+        f"{', '.join(f'{m} {float(got[key][m]):.3f}' for m in measures)}. Average over every real query of every pair.",
     )
 
 
-# Exercise 1: read the head that aligns most (or least) off the statistics table
+# Exercise 2: what a head writes, W^V_h W^O_h
 
 
-def check_alignment_head(answer, stats, which: str = "most") -> bool:
-    """answer: (layer, head) of the cross-attention head with the largest (which="most") or the smallest
-    (which="least") 'aligned' share in `stats`."""
-    if which not in ("most", "least"):
-        raise ValueError(f"which must be 'most' or 'least'; got {which!r}")
-    cross = stats.loc["cross", "aligned"]
-    best = tuple(int(i) for i in (cross.idxmax() if which == "most" else cross.idxmin()))
-    extreme = "largest" if which == "most" else "smallest"
-    if answer is None:
-        return feedback(False, "", "set answer = (layer, head).")
+def _ov_variants(attn, head: int) -> dict[str, torch.Tensor]:
+    dh = attn.d_head
+    sl = slice(head * dh, (head + 1) * dh)
+    wv, wo = attn.w_v.weight.detach(), attn.w_o.weight.detach()
+    return {
+        "rows": (
+            wv[sl].T @ wo[sl],
+            "W^O_h is head h's dh COLUMNS of w_o.weight (nn.Linear stores (out, in)), not its rows.",
+        ),
+        "transposed": (
+            wo[:, sl] @ wv[sl],
+            "that is the transpose: in the row convention a key vector y is written as y · W^V_h · W^O_h, "
+            "so W^V_h (d_model, dh) comes first.",
+        ),
+        "all heads": (wv.T @ wo.T, "that is every head together (W^V W^O); take only head h's dh features."),
+    }
+
+
+def check_ov_map(ov_map_fn, model, prefix: str = "encoder.0.self") -> bool:
+    """ov_map_fn(attn, head) -> W^V_h W^O_h (d_model, d_model), attn a MultiHeadAttention (e.g. model.encoder[0].self_attn);
+    compared with heads.ov_map for every head of `prefix`."""
+    from ..projections import _mha
+
+    attn = _mha(model, prefix)
     try:
-        answer = tuple(int(i) for i in answer)
-    except (TypeError, ValueError):
-        answer = ()
-    if len(answer) != 2:
-        return feedback(False, "", "answer must be a pair of integers (layer, head).")
-    if answer == best:
-        return feedback(
-            True,
-            f"cross-attention layer {best[0]}, head {best[1]} puts {cross[best]:.3f} of its weight "
-            f"on the English word that translates the German word it produces: the {extreme} share of the "
-            f"{len(cross)} cross-attention heads.",
-            "",
-        )
-    if answer in cross.index:
+        got = [ov_map_fn(attn, h) for h in range(attn.n_heads)]
+    except NotImplementedError:
+        return feedback(False, "", "not answered yet: write ov_map, then re-run this cell.")
+    except Exception as exc:  # a learner's bug: say what happened, no traceback
+        return feedback(False, "", f"ov_map raised {type(exc).__name__}: {exc}")
+    if any(g is None for g in got):
+        return feedback(False, "", "not answered yet: write ov_map, then re-run this cell.")
+    got = [torch.as_tensor(g).detach().float() for g in got]
+    d = attn.d_model
+    if any(g.shape != (d, d) for g in got):
         return feedback(
             False,
             "",
-            f"layer {answer[0]}, head {answer[1]} has aligned = {cross[answer]:.3f}; "
-            f"look for the {extreme} value in the 'aligned' column of the cross rows.",
+            f"W^V_h W^O_h maps a d_model vector to a d_model vector: shape ({d}, {d}); got {tuple(got[0].shape)}.",
         )
-    return feedback(False, "", f"no cross-attention head {answer}; choose from {list(cross.index)}.")
+    want = [ov_map(model, prefix, h) for h in range(attn.n_heads)]
+    if all(torch.allclose(g, w, atol=1e-5) for g, w in zip(got, want)):
+        ranks = [int(torch.linalg.matrix_rank(w)) for w in want]
+        return feedback(
+            True,
+            f"W^V_h W^O_h of every head of {prefix} ({d} × {d}, rank {ranks[0]} = dh: the head writes into a "
+            f"{ranks[0]}-dimensional part of the {d} features).",
+            "",
+        )
+    if all(torch.allclose(g, want[1 - h], atol=1e-5) for h, g in enumerate(got)) and attn.n_heads == 2:
+        return feedback(False, "", "the heads are swapped: head h uses features h·dh to (h + 1)·dh.")
+    for h, g in enumerate(got):
+        for candidate, hint in _ov_variants(attn, h).values():
+            if torch.allclose(g, candidate, atol=1e-5):
+                return feedback(False, "", f"head {h}: {hint}")
+    return feedback(
+        False,
+        "",
+        "the result differs from W^V_h W^O_h: take head h's columns of W^V = w_v.weight.T and head h's rows of "
+        "W^O = w_o.weight.T, and multiply them in that order.",
+    )
+
+
+# A prediction before the interventions table: encoder self-attention forced uniform
+
+
+def check_uniform_prediction(my_prediction, table) -> bool:
+    """my_prediction: the share (0..1) of training pairs still translated exactly with every encoder self-attention
+    row forced uniform; `table` is the interventions table (score_interventions)."""
+    if my_prediction is None:
+        return feedback(
+            False,
+            "",
+            "not answered yet: write your guess into my_prediction (a share from 0 to 1) "
+            "before you look at the table, then re-run both cells.",
+        )
+    try:
+        guess = float(my_prediction)
+    except (TypeError, ValueError):
+        return feedback(False, "", f"my_prediction must be a number from 0 to 1; got {my_prediction!r}.")
+    if guess > 1 and guess <= 100:
+        guess /= 100  # a percentage
+    if not 0 <= guess <= 1:
+        return feedback(
+            False, "", f"my_prediction must be a share from 0 to 1 (or a percentage); got {my_prediction!r}."
+        )
+    truth = float(table.loc["uniform: encoder self", "train"])
+    close = abs(guess - truth) <= 0.15
+    return feedback(
+        close,
+        f"you guessed {guess:.2f}; the model keeps {truth:.3f} of the training pairs: most translations do not "
+        "need the pattern the encoder learned.",
+        f"you guessed {guess:.2f}; the model keeps {truth:.3f} of the training pairs. "
+        + (
+            "More than most expect: every English word still takes in the average of the sentence, and the "
+            "cross-attention and decoder do the rest."
+            if guess < truth
+            else "Fewer than you thought."
+        ),
+    )
 
 
 # Exercise 3: remove a whole cross-attention layer
@@ -104,6 +229,8 @@ def reference_patches(layer: int = 0) -> dict:
 
 def check_remove_cross_layer(patches, model, pairs) -> bool:
     """patches: a tracing.patch dict that removes BOTH heads of decoder layer 0 cross-attention."""
+    if patches is None or (isinstance(patches, dict) and not patches):
+        return feedback(False, "", "not answered yet: write the patches dict, then re-run this cell.")
     if not isinstance(patches, dict):
         return feedback(False, "", "patches must be a dict {trace key or pattern: function}.")
     sample = pairs[::11]
@@ -121,7 +248,12 @@ def check_remove_cross_layer(patches, model, pairs) -> bool:
             "",
         )
     if torch.allclose(got, plain, atol=1e-5):
-        return feedback(False, "", "with these patches the model's output is unchanged: patch 'decoder.0.cross.x1'.")
+        return feedback(
+            False,
+            "",
+            "with these patches the model's output is unchanged: does the key name the x1 of decoder layer 0 "
+            "cross-attention (tracing.trace_key builds keys), and does the function return the changed tensor?",
+        )
     one = [_logits(model, sample, {"decoder.0.cross.x1": ablate_head(h)}) for h in range(2)]
     if any(torch.allclose(got, o, atol=1e-5) for o in one):
         return feedback(False, "", "that removes only one head; remove both heads of decoder layer 0 cross-attention.")
