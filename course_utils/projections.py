@@ -203,7 +203,7 @@ def plot_singular_values(
     return fig
 
 
-# ---- 09: one head's W^Q in a trained model, and which of its rows make each query ----
+# ---- 09: one head's W^Q in a trained model, and what enters it ----
 
 
 def _mha(model, prefix: str):
@@ -221,29 +221,6 @@ def query_inputs(model, sentence, prefix: str, target=None) -> tuple[list[str], 
     key = f"{prefix}.q_input"
     trace = run_with_trace(model, sentence, target=target, names=[key])
     return trace.query_tokens(key), trace[key]
-
-
-def contributions(tokens: list[str], X: torch.Tensor, bank: torch.Tensor, k: int = 3) -> pd.DataFrame:
-    """Which rows of the bank dominate each token's query? X (T, d_model), bank (d_model, dh).
-
-    Row i contributes x_i * bank[i]; its size is |x_i| * ||bank[i]||. Per token: the k largest rows,
-    their share of the total size, and how many rows (largest first) it takes to reach half of it.
-    """
-    size = X.abs() * bank.norm(dim=1)  # (T, d_model)
-    share = size / size.sum(1, keepdim=True)
-    rows = []
-    for tok, s in zip(tokens, share):
-        top = torch.topk(s, k)
-        cumulative = torch.sort(s, descending=True).values.cumsum(0)
-        rows.append(
-            {
-                "token": tok,
-                f"top {k} rows": top.indices.tolist(),
-                f"share of top {k}": float(top.values.sum()),
-                "rows for half": int((cumulative < 0.5).sum()) + 1,
-            }
-        )
-    return pd.DataFrame(rows).set_index("token")
 
 
 PLACE_SOURCES = {  # tracing.PLACES -> (queries from, keys and values from, mask)

@@ -270,15 +270,6 @@ def test_query_bank_reproduces_q(shipped_model, prefix):
         projections.query_bank(shipped_model, prefix, 2)
 
 
-def test_contributions_on_a_toy_bank():
-    bank = torch.eye(4)  # rows of norm 1
-    x = torch.tensor([[4.0, 3.0, 2.0, 1.0]])
-    table = projections.contributions(["w"], x, bank, k=2)
-    assert table.loc["w", "top 2 rows"] == [0, 1]
-    assert table.loc["w", "share of top 2"] == pytest.approx(0.7)
-    assert table.loc["w", "rows for half"] == 2  # 0.4, then 0.7 >= 0.5
-
-
 # ---------------------------------------------------------------- the widget's plot function (notebook 09)
 
 
