@@ -134,3 +134,50 @@ def test_head_shift_answer_and_the_solution_note():
     layer0 = [min(float(s4[s]["encoder.0.self.weights"][h, 3, 4]) for s in PAIR) for h in (0, 1)]
     assert min(layer0) > 0.75
     assert nb06.head_shift(a, b, "encoder.1.self.v", 1) > 0.5  # layer 1's values of eat differ already
+
+
+def _solution(call: str) -> str:
+    """The code of the notebook's worked solution (a fenced block in a <details> cell) that contains `call`."""
+    import json
+    import re
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "notebooks" / "06_qkv_clustering_by_epoch.ipynb"
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    blocks = [
+        block
+        for c in cells
+        if c["cell_type"] == "markdown" and "<details>" in "".join(c["source"])
+        for block in re.findall(r"```python\n(.*?)```", "".join(c["source"]), re.S)
+        if call in block
+    ]
+    assert len(blocks) == 1, call
+    return blocks[0]
+
+
+def test_the_notebooks_worked_solutions_pass_their_checkers(snaps, capsys):
+    from course_utils.exercises.nb06 import check_head_shift, check_most_changed_word, check_pairwise_spread
+    from course_utils.training import load_seeds
+
+    seeds = load_seeds("learned")
+    a, b = PAIR
+    namespace = {
+        "np": np,
+        "snaps": snaps,
+        "seeds": seeds,
+        "seed4": seeds[4].snapshots[30],
+        "A": a,
+        "B": b,
+        "PAIR": PAIR,
+        "relative_distance": relative_distance,
+        "word_vector": word_vector,
+        "my_relative_distance": relative_distance,
+        "predicted_word": None,
+        "predicted_head": None,
+        "check_pairwise_spread": check_pairwise_spread,
+        "check_most_changed_word": check_most_changed_word,
+        "check_head_shift": check_head_shift,
+    }
+    for call in ("check_pairwise_spread(", "check_most_changed_word(", "check_head_shift("):
+        exec(_solution(call), namespace)
+        assert "✅" in capsys.readouterr().out, call

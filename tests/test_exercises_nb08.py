@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from course_utils import probing
 from course_utils.exercises import nb08
 
 NOT_YET = "not answered yet"
@@ -94,3 +95,35 @@ def test_kept_object_accepts_the_worked_solution_and_compares_the_prediction(cap
     ]:
         assert not nb08.check_kept_object(wrong, {1, 3, 4})
         assert hint in capsys.readouterr().out
+
+
+def test_the_notebooks_worked_solutions_pass_their_checkers(capsys):
+    import json
+    import re
+    from pathlib import Path
+
+    from course_utils.model import translate
+    from course_utils.training import load_seeds
+
+    path = Path(__file__).resolve().parents[1] / "notebooks" / "08_probe_sentences.ipynb"
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    blocks = [
+        block
+        for c in cells
+        if c["cell_type"] == "markdown" and "<details>" in "".join(c["source"])
+        for block in re.findall(r"```python\n(.*?)```", "".join(c["source"]), re.S)
+    ]
+    namespace = {
+        "np": np,
+        "runs": load_seeds("learned"),
+        "translate": translate,
+        "traces": probing.five_sentences(),
+        "sentence": nb08.MISLEADING_AGAIN,
+        "predicted_book_seeds": None,
+        "check_word_spread": nb08.check_word_spread,
+        "check_kept_object": nb08.check_kept_object,
+    }
+    assert len(blocks) == 2
+    for block in blocks:
+        exec(block, namespace)
+        assert "✅" in capsys.readouterr().out
