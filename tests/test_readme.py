@@ -1,7 +1,8 @@
 """The README's notebook map and claims ledger stay true to the notebooks.
 
 Ledger rows look like:
-| B8 | claim in our words | [07](notebooks/07_word_order_and_position.ipynb) › "Claim B8 — …" | **false** … |
+| B8 | claim in our words | [07](notebooks/07_word_order_and_position.ipynb) › "Claim B8 — …" | 5/5 | **false** … | real model |
+where the last column is the verdict on the pretrained model of notebook 10 ("–" where 10 does not ask).
 Each row must name an existing notebook and a markdown heading in it, and a code cell after that
 heading must contain an `assert`.
 """
@@ -42,7 +43,7 @@ def test_every_claim_id_has_a_ledger_row():
 @pytest.mark.parametrize("claim", CLAIM_IDS)
 def test_ledger_row_points_at_an_asserted_cell(claim):
     for line in ledger_rows()[claim]:
-        verdict = line.strip().strip("|").split("|")[-1].lower()
+        verdict = line.strip().strip("|").split("|")[-2].lower()
         assert re.search(r"\b(holds|false)\b", verdict), f"{claim}: verdict must be holds / holds only if … / false"
         refs = re.findall(r"\(notebooks/(\d\d_[a-z0-9_]+\.ipynb)\)[^\"“]*[\"“]([^\"”]+)[\"”]", line)
         assert refs, f'{claim}: no (notebooks/…ipynb) "heading" reference in {line!r}'
@@ -78,12 +79,36 @@ def test_ledger_has_a_seeds_column_with_k_of_n_for_trained_model_claims():
 
     header = next(line for line in README.split("## Claims ledger", 1)[1].splitlines() if line.startswith("| ID"))
     columns = [c.strip() for c in header.strip().strip("|").split("|")]
-    assert columns[-2] == "seeds", columns
+    assert columns[-3] == "seeds", columns
     for claim, lines in ledger_rows().items():
         for line in lines:
-            seeds = [c.strip() for c in line.strip().strip("|").split("|")][-2]
+            seeds = [c.strip() for c in line.strip().strip("|").split("|")][-3]
             if claim in TRAINED_MODEL_CLAIMS:
                 m = re.fullmatch(r"(\d)/(\d)(?: .*)?", seeds)
                 assert m and int(m[2]) == len(SEEDS) and int(m[1]) <= len(SEEDS), f"{claim}: seeds cell {seeds!r}"
             else:
                 assert seeds in ("–", "-") or re.fullmatch(r"\d/\d.*", seeds), f"{claim}: seeds cell {seeds!r}"
+
+
+# Claims notebook 10 asks of the pretrained all-MiniLM-L6-v2: their "real model" cell gives a verdict there.
+REAL_MODEL_CLAIMS = {"B1", "B5", "B8", "F4", "F5", "F6", "F7"}
+REAL_NOTEBOOK = "10_a_real_pretrained_transformer.ipynb"
+
+
+def test_ledger_has_a_real_model_column_with_verdicts_from_notebook_10():
+    header = next(line for line in README.split("## Claims ledger", 1)[1].splitlines() if line.startswith("| ID"))
+    columns = [c.strip() for c in header.strip().strip("|").split("|")]
+    assert columns[-1] == "real model (10)" and columns[-2] == "verdict", columns
+    asked = set()
+    for claim, lines in ledger_rows().items():
+        for line in lines:
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            assert len(cells) == len(columns), f"{claim}: {len(cells)} cells, header has {len(columns)}"
+            real = cells[-1]
+            if real in ("–", "-"):
+                continue
+            asked.add(claim)
+            assert f"(notebooks/{REAL_NOTEBOOK})" in real, f"{claim}: the real-model cell must cite notebook 10"
+            assert re.search(r"\b(holds|false)\b", real.lower()), f"{claim}: real-model verdict must say holds / false"
+            assert not re.search(r"\d/\d seeds", real), f"{claim}: one published model, no seed count"
+    assert asked == REAL_MODEL_CLAIMS, asked ^ REAL_MODEL_CLAIMS
