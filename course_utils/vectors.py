@@ -203,15 +203,18 @@ def plot_vectors_3d(
     }
     for axis, verb in enumerate(AXIS_TOPICS):
         end = np.zeros(3)
-        end[axis] = 1.0
-        ax.text(
-            *(AXIS_LABEL_AT[axis] * end),
+        end[axis] = AXIS_LABEL_AT[axis]
+        # a 2-D annotation at the projected point, not ax.text (a 3-D Text3D): matplotlib leaves Text3D out of the
+        # tight bounding box, so the inline backend's bbox_inches="tight" cut the names off at the figure's edge
+        ax.annotate(
             f"{AXIS_NAMES[verb]} axis\n(dim {axis + 1})",
+            xy=proj3d.proj_transform(*end, M)[:2],
             color=TOPIC_COLOURS[verb],
             fontsize=fontsize,
             ha="center",
             va="center",
             fontweight="bold",
+            annotation_clip=False,
         )
     by_topic: dict[str, list[str]] = {}
     for s in vectors:

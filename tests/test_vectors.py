@@ -188,7 +188,7 @@ def test_vectors_3d_names_each_axis_next_to_its_own_topic_and_hides_no_arrow():
     assert set(names) == {"food", "drink", "reading"}
     for name, verb in (("food", "eat"), ("drink", "drink"), ("reading", "read")):
         assert names[name].get_color() == TOPIC_COLOURS[verb]
-        at = screen(names[name].get_position_3d())  # where the axis name sits, on screen
+        at = np.array(names[name].xy)  # where the axis name sits, on screen (a 2-D annotation)
         nearest = min(SENTENCES_3D, key=lambda s: np.linalg.norm(screen(SENTENCES_3D[s]) - at))
         assert topic(nearest) == verb, (name, nearest)  # the closest arrow tip is its own topic's
     angle = {s: np.arctan2(*(screen(v) - origin)[::-1]) for s, v in SENTENCES_3D.items()}
