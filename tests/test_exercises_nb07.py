@@ -1,26 +1,57 @@
 """Notebook 07's checkers accept the worked solutions and reject typical wrong answers."""
 
 import itertools
+from pathlib import Path
 
+import numpy as np
 import pytest
+from test_exercises_nb09 import solution_code  # tests/ is on sys.path under pytest: one copy of the reader
 
 from course_utils import probing
 from course_utils.exercises import nb07
 from course_utils.model import translate
 from course_utils.training import SEEDS, load_standard_model
 
+NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "07_word_order_and_position.ipynb"
 
-def test_permutation_accepts_worked_solution_and_rejects_wrong_orders(capsys):
-    a = "we can eat apple".split()
-    worked = [a.index(w) for w in nb07.SCRAMBLED.split()]  # the worked solution: where each new word sat before
-    assert worked == [1, 0, 3, 2]
-    assert nb07.check_permutation(worked)
-    assert not nb07.check_permutation([3, 2, 1, 0])  # the reversal of exercise text, not this sentence
-    assert not nb07.check_permutation([0, 1, 2, 3])  # "nothing moves" = invariance
-    assert not nb07.check_permutation([1, 0, 2, 3])
-    assert not nb07.check_permutation(None)
-    assert not nb07.check_permutation([0, 0, 1, 2])
-    assert "Not yet" in capsys.readouterr().out
+
+def test_moved_weights_accepts_the_worked_solution(capsys):
+    space = {"check_moved_weights": nb07.check_moved_weights, "np": np}
+    exec(solution_code(NOTEBOOK, "def moved"), space)
+    assert space["ok"] and "✅" in capsys.readouterr().out
+    assert nb07.check_moved_weights(lambda W, p: np.einsum("ij,hjk,lk->hil", np.eye(4)[p], W, np.eye(4)[p]))  # P W Pᵀ
+
+
+def _unanswered(W, perm):
+    raise NotImplementedError
+
+
+@pytest.mark.parametrize(
+    "wrong, hint",
+    [
+        (_unanswered, "not answered yet"),
+        (lambda W, p: None, "not answered yet"),
+        (lambda W, p: W, "nothing moved"),
+        (lambda W, p: W[:, p], "only the rows"),
+        (lambda W, p: W[:, :, p], "only the columns"),
+        (lambda W, p: W[:, list(np.argsort(p))][:, :, list(np.argsort(p))], "other way round"),
+        (lambda W, p: W[0][p][:, p], "keep the shape"),
+        (lambda W, p: W[:, p][:, :, p] + 0.1, "differs"),
+        (lambda W, p: 1 / 0, "raised ZeroDivisionError"),
+    ],
+)
+def test_moved_weights_rejects_typical_mistakes(wrong, hint, capsys):
+    assert not nb07.check_moved_weights(wrong)
+    out = capsys.readouterr().out
+    assert hint in out
+    if hint == "not answered yet":
+        assert "perm[" not in out and "column" not in out  # the unanswered message gives nothing away
+
+
+def test_the_symmetry_solution_block_passes(capsys):
+    space = {"check_symmetry": nb07.check_symmetry}
+    exec(solution_code(NOTEBOOK, "answers = {"), space)
+    assert space["ok"]
 
 
 def test_symmetry_accepts_worked_solution_and_rejects_the_blogs_answer():

@@ -7,8 +7,8 @@ import numpy as np
 from ..training import SEEDS  # exercise 3: the shipped seeds of the learned-PE model
 from . import feedback
 
-SCRAMBLED = "can we apple eat"  # exercise 1: "we can eat apple" with both pairs of words swapped
-SYMMETRY = {  # exercise 2: what happens to each thing when the English words are reordered
+MOVED = "can apple we eat"  # exercise 2: "we can eat apple" reordered (perm [1, 3, 0, 2], not its own inverse)
+SYMMETRY = {  # exercise 1: what happens to each thing when the English words are reordered
     "encoder output, no PE": "equivariant",
     "decoder output for the same German input, no PE": "invariant",
     "encoder output, learned PE": "neither",
@@ -19,32 +19,72 @@ FIVE_WORDS = "i can eat apple book"  # exercise 3
 FOUR_WORDS, FOUR_GERMAN = "we can eat apple", "wir können einen apfel essen"  # the prediction before the lineup
 
 
-def check_permutation(perm) -> bool:
-    """Exercise 1: perm such that the no-PE encoder output of SCRAMBLED equals out_a[perm] (out_a: "we can eat apple")."""
-    from ..probing import TOLERANCE, word_order_traces
+def no_pe_weights(sentence: str) -> np.ndarray:
+    """Encoder layer-0 attention weights (H, T, T) of the shipped no-PE model for one sentence."""
+    from ..tracing import run_with_trace
     from ..training import load_standard_model
 
+    model = load_standard_model("none").model
+    return run_with_trace(model, sentence, names=["encoder.0.self.weights"])["encoder.0.self.weights"].double().numpy()
+
+
+def check_moved_weights(moved) -> bool:
+    """Exercise 2: moved(W_a, perm) turns the no-PE encoder layer-0 weights of "we can eat apple" into those of
+    MOVED, with perm[i] = where MOVED's i-th word sits in "we can eat apple"."""
+    from ..probing import TOLERANCE, word_permutation
+
+    old, new = "we can eat apple", MOVED
+    perm = word_permutation(old.split(), new.split())
+    W_a, W_b = no_pe_weights(old), no_pe_weights(new)
     try:
-        perm = [int(i) for i in perm]
-    except (TypeError, ValueError):
-        return feedback(False, "", "give a list of 4 positions, e.g. [0, 1, 2, 3].")
-    if sorted(perm) != [0, 1, 2, 3]:
-        return feedback(False, "", f"{perm} is not an ordering of the positions 0, 1, 2, 3.")
-    a, b = word_order_traces(load_standard_model("none").model, "we can eat apple", SCRAMBLED)
-    out_a, out_b = a["encoder.1.layer_out"].double().numpy(), b["encoder.1.layer_out"].double().numpy()
-    gap = float(np.abs(out_b - out_a[perm]).max())
-    return feedback(
-        gap < TOLERANCE,
-        f"out_a[{perm}] equals the encoder output of '{SCRAMBLED}' (max |Δ| below {TOLERANCE}): the output only moved with its words.",
-        f"out_a[{perm}] differs from the new output by up to {gap:.2f}. Row i of the new output belongs to "
-        f"the i-th word of '{SCRAMBLED}': where does that word sit in 'we can eat apple'?",
-    )
+        got = moved(W_a.copy(), list(perm))
+    except NotImplementedError:
+        return feedback(False, "", "not answered yet: write the body of moved(W_a, perm), then re-run.")
+    except Exception as exc:  # a learner's bug: say what happened, no traceback
+        return feedback(False, "", f"moved raised {type(exc).__name__}: {exc}")
+    if got is None:
+        return feedback(False, "", "not answered yet: write the body of moved(W_a, perm), then re-run.")
+    got = np.asarray(got, dtype=float)
+    if got.shape != W_b.shape:
+        return feedback(False, "", f"keep the shape (heads, queries, keys) = {W_b.shape}; got {got.shape}.")
+    gap = float(np.abs(got - W_b).max())
+    if gap < TOLERANCE:
+        return feedback(
+            True,
+            f"moved(W_a, perm) equals the weights of '{new}' (max |Δ| {gap:.0e}): rows and columns both moved "
+            "with their words, P·W·Pᵀ.",
+            "",
+        )
+    inverse = list(np.argsort(perm))
+    mistakes = [
+        (W_a, "nothing moved: that would be invariance. Row i of the new weights belongs to the new i-th word."),
+        (
+            W_a[:, perm],
+            "only the rows (queries) moved; each key column belongs to a word too: move the columns as well.",
+        ),
+        (
+            W_a[:, :, perm],
+            "only the columns (keys) moved; each query row belongs to a word too: move the rows as well.",
+        ),
+        (
+            W_a[:, inverse][:, :, inverse],
+            "moved the other way round: row i of the new weights is row perm[i] of the old.",
+        ),
+    ]
+    for wrong, hint in mistakes:
+        if np.abs(got - wrong).max() < TOLERANCE:
+            return feedback(False, "", hint)
+    return feedback(False, "", f"differs from the weights of '{new}' by up to {gap:.2f}.")
 
 
 def check_symmetry(answers) -> bool:
-    """Exercise 2: classify each item as "invariant", "equivariant" or "neither"."""
+    """Exercise 1: classify each item as "invariant", "equivariant" or "neither"."""
     if not isinstance(answers, dict) or set(answers) != set(SYMMETRY):
         return feedback(False, "", f"answer with a dict that has exactly these keys: {list(SYMMETRY)}")
+    if all(v is None for v in answers.values()):
+        return feedback(
+            False, "", "not answered yet: fill in each prediction ('invariant', 'equivariant' or 'neither')."
+        )
     given = {k: str(v).strip().lower() if v is not None else None for k, v in answers.items()}
     bad = [k for k, v in given.items() if v not in ("invariant", "equivariant", "neither")]
     if bad:
