@@ -298,6 +298,83 @@ def _identical_groups(P, tol: float = 1e-9) -> list[list[int]]:
     return groups
 
 
+def _draw_path(ax, Y, mine, sent_arr, ep_arr, sentences, colour, markers, styles, dims, labels=True) -> list:
+    """Draw one word's points (rows `mine` of Y) per sentence, joined in epoch order (arrows in 2-D); with
+    labels, one epoch label per spot ("=": the same point in every sentence). Returns the 2-D label texts."""
+    from .probing import LABEL_FONTSIZE
+
+    for s in sentences:  # the word's path: epoch 1 -> 15 -> 30
+        idx = sorted((i for i in mine if sent_arr[i] == s), key=lambda i: ep_arr[i])
+        pts = Y[idx]
+        ax.scatter(*pts.T, color=colour, marker=markers[s], s=46, edgecolors="black", linewidths=0.6, zorder=4)
+        if dims == 3:
+            ax.plot(*pts.T, color=colour, linestyle=styles[s], lw=1.2)
+            continue
+        for a, b in zip(pts[:-1], pts[1:]):
+            ax.annotate(
+                "",
+                b,
+                a,
+                zorder=3,
+                arrowprops={
+                    "arrowstyle": "-|>",
+                    "color": colour,
+                    "linestyle": styles[s],
+                    "lw": 1.2,
+                    "shrinkA": 4,
+                    "shrinkB": 5,
+                },
+            )
+    texts = []
+    if not labels:
+        return texts
+    for g in _identical_groups(Y[mine]):  # one label per spot, only where points are really the same
+        i = mine[g[0]]
+        both = len({sent_arr[mine[j]] for j in g}) == len(sentences)
+        text = ",".join(str(e) for e in sorted({ep_arr[mine[j]] for j in g})) + ("=" if both else "")
+        if dims == 3:
+            ax.text(*Y[i], " " + text, fontsize=LABEL_FONTSIZE - 1)
+            continue
+        texts.append(
+            ax.annotate(
+                text,
+                Y[i],
+                xytext=(5, 4),
+                textcoords="offset points",
+                fontsize=LABEL_FONTSIZE - 1,
+                va="center",
+                zorder=5,
+                arrowprops={"arrowstyle": "-", "color": "0.5", "lw": 0.4, "shrinkA": 0, "shrinkB": 3},
+            )
+        )
+    return texts
+
+
+def _zoom_inset(ax, Y, path, lo, hi, size: float = 0.42):
+    """An inset in the corner of `ax` (limits lo..hi) that covers the fewest points of Y and none of `path`,
+    showing the neighbourhood of `path` enlarged (same aspect as the panel), with its frame marked in the panel."""
+    span = hi - lo
+    corners = [(1 - size - 0.02, 1 - size - 0.02), (0.02, 1 - size - 0.02), (0.02, 0.02), (1 - size - 0.02, 0.02)]
+
+    def cost(corner):
+        x0, y0 = lo + np.array(corner) * span
+        x1, y1 = x0 + size * span[0], y0 + size * span[1]
+        inside = lambda P: ((P[:, 0] >= x0) & (P[:, 0] <= x1) & (P[:, 1] >= y0) & (P[:, 1] <= y1)).sum()  # noqa: E731
+        return 1000 * inside(path) + inside(Y)
+
+    corner = min(corners, key=cost)
+    inset = ax.inset_axes([*corner, size, size])
+    centre = (path.min(0) + path.max(0)) / 2
+    f = max(1.8 * float(np.max(np.ptp(path, axis=0) / span)), 0.03)  # the window, as a share of the panel
+    inset.set_xlim(centre[0] - f * span[0] / 2, centre[0] + f * span[0] / 2)
+    inset.set_ylim(centre[1] - f * span[1] / 2, centre[1] + f * span[1] / 2)
+    inset.set_xticks([])
+    inset.set_yticks([])
+    inset.set_title(f"enlarged {1 / f:.0f}×", fontsize=7, pad=2)
+    ax.indicate_inset_zoom(inset, edgecolor="0.35", alpha=0.8)
+    return inset
+
+
 def plot_word_projection(
     snapshots,
     word: str = "eat",
@@ -319,7 +396,7 @@ def plot_word_projection(
     Per-head kinds (q, k, v, x1) and whole-layer kinds (out, layer_out) cannot share a projection when one head
     is chosen; that and every other choice that cannot be drawn raise a CourseInputError saying what to change.
     """
-    from .probing import LABEL_FONTSIZE, _avoid_overlaps  # the course's label placement (probing imports us)
+    from .probing import _avoid_overlaps  # the course's label placement (probing imports us)
 
     kinds, epochs = tuple(dict.fromkeys(kinds)), tuple(sorted(int(e) for e in epochs))
     _check_projection_choices(snapshots, kinds, epochs, layer, head, place, method, dims, sentences)
@@ -353,58 +430,16 @@ def plot_word_projection(
         ax.scatter(*Y[~this].T, color="0.85", s=8, linewidths=0, zorder=1)
         ax.scatter(*Y[this & ~focus].T, color=KIND_COLOURS[kind], s=12, alpha=0.3, linewidths=0, zorder=2)
         mine = np.flatnonzero(this & focus)
-        for s in sentences:  # the word's path: epoch 1 -> 15 -> 30
-            idx = [i for i in mine if sent_arr[i] == s]
-            idx.sort(key=lambda i: ep_arr[i])
-            pts = Y[idx]
-            ax.scatter(
-                *pts.T,
-                color=KIND_COLOURS[kind],
-                marker=markers[s],
-                s=46,
-                edgecolors="black",
-                linewidths=0.6,
-                zorder=4,
-            )
-            if dims == 3:
-                ax.plot(*pts.T, color=KIND_COLOURS[kind], linestyle=styles[s], lw=1.2)
-            else:
-                for a, b in zip(pts[:-1], pts[1:]):
-                    ax.annotate(
-                        "",
-                        b,
-                        a,
-                        zorder=3,
-                        arrowprops={
-                            "arrowstyle": "-|>",
-                            "color": KIND_COLOURS[kind],
-                            "linestyle": styles[s],
-                            "lw": 1.2,
-                            "shrinkA": 4,
-                            "shrinkB": 5,
-                        },
-                    )
-        texts = []
-        for g in _identical_groups(Y[mine]):  # one label per spot, only where points are really the same
-            i = mine[g[0]]
-            both = len({sent_arr[mine[j]] for j in g}) == len(sentences)
-            text = ",".join(str(e) for e in sorted({ep_arr[mine[j]] for j in g})) + ("=" if both else "")
-            if dims == 3:
-                ax.text(*Y[i], " " + text, fontsize=LABEL_FONTSIZE - 1)
-            else:
-                texts.append(
-                    ax.annotate(
-                        text,
-                        Y[i],
-                        xytext=(5, 4),
-                        textcoords="offset points",
-                        fontsize=LABEL_FONTSIZE - 1,
-                        va="center",
-                        zorder=5,
-                        arrowprops={"arrowstyle": "-", "color": "0.5", "lw": 0.4, "shrinkA": 0, "shrinkB": 3},
-                    )
-                )
-        panels.append((ax, texts, Y[mine]))
+        path = (Y, mine, sent_arr, ep_arr, sentences, KIND_COLOURS[kind], markers, styles, dims)
+        extent = np.ptp(Y[mine], axis=0) if len(mine) else hi - lo
+        small = dims == 2 and len(mine) > 1 and bool((extent < 0.2 * (hi - lo)).all())
+        texts = _draw_path(ax, *path, labels=not small)
+        target = ax
+        if small:  # the path is a speck at the panel's scale: draw it again, enlarged, in an inset
+            target = _zoom_inset(ax, Y, Y[mine], lo - pad, hi + pad)
+            target.scatter(*Y[this & ~focus].T, color=KIND_COLOURS[kind], s=10, alpha=0.3, linewidths=0, zorder=2)
+            texts = _draw_path(target, *path, labels=True)
+        panels.append((target, texts, Y[mine]))
         note = "" if len(mine) else f" (no '{word}' here)"
         ax.set_title(f"{kind}{note}", fontsize=10, color=KIND_COLOURS[kind])
         ax.set_xlim(lo[0] - pad[0], hi[0] + pad[0])

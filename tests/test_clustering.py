@@ -141,20 +141,34 @@ def test_projection_plot_draws_one_panel_per_kind(snaps, choice):
     plt.close(fig)
 
 
+def _panel_texts(ax):
+    """The texts of a panel and of its zoomed inset (if any)."""
+    return [t for a in (ax, *ax.child_axes) for t in a.texts]
+
+
 def test_projection_plot_draws_each_sentences_path_over_the_epochs(snaps):
     fig = C.plot_word_projection(snaps, kinds=("x1",), layer=0)
     ax = fig.axes[0]
     arrows = [t for t in ax.texts if t.arrow_patch is not None and t.get_text() == ""]
     assert len(arrows) == 2 * 2  # two sentences, epoch 1 -> 15 -> 30
-    labels = sorted((t.get_text() for t in ax.texts if t.get_text()), key=int)
+    labels = sorted((t.get_text() for t in _panel_texts(ax) if t.get_text()), key=int)
     assert labels == ["1", "1", "15", "15", "30", "30"]  # x1 differs between the sentences: no shared labels
+    plt.close(fig)
+
+
+def test_a_small_path_is_enlarged_in_an_inset(snaps):
+    fig = C.plot_word_projection(snaps, kinds=("q", "k", "v", "x1", "out"), layer=0)  # notebook 06's figure
+    q_panel, out_panel = fig.axes[0], fig.axes[4]
+    assert len(q_panel.child_axes) == 1 and q_panel.child_axes[0].get_title().startswith("enlarged")
+    assert not [t for t in q_panel.texts if t.get_text()]  # the labels are in the inset, once
+    assert out_panel.child_axes == []  # out's path is large enough to read in the panel itself
     plt.close(fig)
 
 
 def test_projection_plot_shares_a_label_only_for_identical_points(snaps):
     fig = C.plot_word_projection(snaps, kinds=("q", "x1"), layer=0)
     q_panel = fig.axes[0]
-    assert {t.get_text() for t in q_panel.texts if t.get_text()} == {"1=", "15=", "30="}  # layer-0 q: identical
+    assert {t.get_text() for t in _panel_texts(q_panel) if t.get_text()} == {"1=", "15=", "30="}  # identical
     plt.close(fig)
     Y = np.array([[0.0, 0.0], [0.0, 0.0], [0.01, 0.0], [1.0, 1.0]])
     assert C._identical_groups(Y) == [[0, 1], [2], [3]]  # 1 % of the span apart is not the same point
