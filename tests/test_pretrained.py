@@ -64,6 +64,11 @@ def test_a_file_with_another_hash_is_refused_before_use(tmp_path):
         pretrained.load_minilm(str(tmp_path))
 
 
+def test_loading_opens_no_socket(no_network):
+    fresh = pretrained.load_minilm.__wrapped__()  # not the cached model: read the files again, network refused
+    assert fresh.embed(["we eat bread"]).shape == (1, 384)
+
+
 def test_offline_switches_are_set():
     for switch in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
         assert os.environ[switch] == "1"
