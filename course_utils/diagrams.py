@@ -28,7 +28,7 @@ FONT = 10
 GREY = "#E8E8E8"  # input vectors
 LINEAR = "#FFFFFF"  # linear layers: white boxes with a dark edge
 OPERATION = "#F0E442"  # softmax, sum, concatenation (Okabe-Ito yellow)
-NORM = "#BFD9EC"  # LayerNorm (light Okabe-Ito blue)
+NORM = "#F7F1A8"  # LayerNorm (a light tint of the Okabe-Ito yellow of the other operations)
 INK = "#222222"
 # the three places: light tints of Okabe-Ito colours, so that no place is mistaken for a vector kind
 PLACE_COLOURS = {"encoder self": "#B3DDF2", "decoder self": "#E8C3D9", "cross": "#F5D08A"}
@@ -423,7 +423,7 @@ def draw_layer(kind: str = "encoder"):
             (PLACE_NAMES["cross"] + "  (Q = x)", PLACE_COLOURS["cross"], "cross"),
         ]
     subs.append(("feed-forward: linear → ReLU → dropout → linear", LINEAR, "feed-forward"))
-    block = 2.07  # branch point, sublayer, ⊕, LayerNorm
+    block = 1.87  # branch point, sublayer, ⊕, LayerNorm
     height = 0.5 + 0.51 + block * len(subs) + 0.8
     cfg = ModelConfig()
     fig, ax = _canvas(
