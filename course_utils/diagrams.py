@@ -311,12 +311,12 @@ def draw_attention_places():
     for y in cross_ys:
         _arrow(ax, (bus, y), (dx - dw / 2, y), "K, V", offset=(0, 0.13))
     y_out = prev_d - 0.55
-    _box(ax, dx, y_out, dw, 0.5, "linear → scores for the next German word", LINEAR, fontsize=FONT - 1)
+    _box(ax, dx, y_out, dw, 0.5, "linear → one score per German word", LINEAR, fontsize=FONT - 1)
     _arrow(ax, (dx, prev_d), (dx, y_out + 0.25))
     ax.text(
         WIDTH / 2,
         0.08,
-        "Residual connections and LayerNorms are left out here: see the one-layer diagram.",
+        "Residual connections and LayerNorms are left out here: see notebook 05's one-layer diagram.",
         ha="center",
         va="bottom",
         fontsize=FONT - 1,
@@ -442,10 +442,10 @@ def draw_layer(kind: str = "encoder"):
         ax.add_patch(Circle((cx, y_add), 0.16, facecolor="white", edgecolor=INK, linewidth=1.3, zorder=3, gid="add"))
         ax.text(cx, y_add, "+", ha="center", va="center", fontsize=FONT + 3, zorder=4)
         _arrow(ax, (cx, y_sub - 0.22), (cx, y_add + 0.16), "dropout", offset=(0.1, 0), ha="left")
-        # the residual: x skips the sublayer and is added back
+        # the residual: the block's input skips the sublayer and is added back
         ax.plot([cx], [y_branch], "o", color=INK, markersize=4, zorder=5)
         _line(ax, [(cx, y_branch), (skip, y_branch), (skip, y_add)])
-        _arrow(ax, (skip, y_add), (cx - 0.16, y_add), "residual: x", offset=(0, 0.12), label_at=0.45)
+        _arrow(ax, (skip, y_add), (cx - 0.16, y_add), "residual: block input", offset=(0, 0.12), label_at=0.45)
         _box(ax, cx, y_norm, 1.6, 0.34, "LayerNorm", NORM, gid="LayerNorm")
         _arrow(ax, (cx, y_add - 0.16), (cx, y_norm + 0.17))
         if gid == "cross":

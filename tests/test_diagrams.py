@@ -92,7 +92,7 @@ def test_layer_is_post_norm_with_a_residual_around_every_sublayer(kind):
     n_sub = 2 if kind == "encoder" else 3
     assert text.count("LayerNorm(") == 1 and "post-norm" in text
     assert [t for t in text.splitlines() if t == "LayerNorm"] == ["LayerNorm"] * n_sub
-    assert text.count("residual: x") == n_sub and text.count("dropout") >= n_sub
+    assert text.count("residual: block input") == n_sub and text.count("dropout") >= n_sub
     assert len(face(fig, "add")) == n_sub
     # post-norm: each LayerNorm sits below its ⊕, which sits below its sublayer (the flow runs downwards)
     ys = {g: [p.get_y() for p in fig.axes[0].patches if p.get_gid() == g] for g in ("LayerNorm", "feed-forward")}
