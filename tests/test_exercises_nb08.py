@@ -1,6 +1,7 @@
 """Notebook 08's checkers accept the worked solutions and reject typical wrong answers (and the unanswered state)."""
 
 import numpy as np
+import pytest
 
 from course_utils import probing
 from course_utils.exercises import nb08
@@ -46,6 +47,15 @@ def test_word_spread_rejects_typical_mistakes(capsys):
     def stub(V):  # the notebook's unanswered cell
         return None
 
+    def my_word_spread_of(V):  # stands in for the notebook's loop version (defined in its measure cell)
+        return probing.mean_pairwise_cosine_distance(V)
+
+    def delegates(V):  # right numbers, but the loop version does the work
+        return my_word_spread_of(V)
+
+    def library(V):
+        return probing.mean_pairwise_cosine_distance(V)
+
     def broken(V):
         raise RuntimeError("oops")
 
@@ -55,12 +65,95 @@ def test_word_spread_rejects_typical_mistakes(capsys):
         (euclidean, "1 - cosine"),
         (with_a_loop, "Python loop: for (line"),
         (with_a_comprehension, "Python loop: comprehension"),
+        (delegates, "calls my_word_spread_of"),
+        (library, "calls mean_pairwise_cosine_distance"),
         (stub, NOT_YET),
         (None, NOT_YET),
         (broken, "raised RuntimeError"),
         ("not a function", "pass your function itself"),
     ]:
         assert not nb08.check_word_spread(fn)
+        assert hint in capsys.readouterr().out
+
+
+@pytest.fixture(scope="module")
+def seed_traces():
+    from course_utils.training import load_seeds
+
+    return {s: probing.five_sentence_traces(r.model) for s, r in load_seeds("learned").items()}
+
+
+def most_moved(traces, key):  # the worked solution in the notebook
+    spreads = {}
+    for p, word in probing.shared_positions(traces, key):
+        V = np.stack([t.vectors(key)[p].numpy() for t in traces])
+        spreads[word] = my_word_spread(V)
+    return max(spreads, key=spreads.get)
+
+
+def test_most_moved_accepts_the_worked_solution_and_compares_the_prediction(seed_traces, capsys):
+    # the solution note's numbers: the encoder's mover depends on the seed, cross-attention's is kann on every seed
+    assert nb08.most_moved_words(seed_traces, "encoder.0.self.x1") == {0: "can", 1: "eat", 2: "eat", 3: "i", 4: "eat"}
+    assert set(nb08.most_moved_words(seed_traces, "decoder.0.cross.x1").values()) == {"kann"}
+    assert max(probing.word_spread(seed_traces[3], "encoder.0.self.x1").values()) < 0.01  # seed 3: hardly moves
+    assert nb08.check_most_moved(most_moved, seed_traces, 1, 5)
+    out = capsys.readouterr().out
+    assert "seed-dependent (holds on 1/5 seeds: 0)" in out and "holds (5/5 seeds)" in out and "(right)" in out
+    assert nb08.check_most_moved(most_moved, seed_traces, 5, 5)  # a wrong guess is compared, not graded
+    assert "can: you predicted 5, it is 1;" in capsys.readouterr().out
+    assert nb08.check_most_moved(most_moved, seed_traces) and "no prediction" in capsys.readouterr().out
+
+
+def test_most_moved_rejects_typical_mistakes(seed_traces, capsys):
+    def least(traces, key):  # min instead of max
+        spreads = {
+            w: my_word_spread(np.stack([t.vectors(key)[p].numpy() for t in traces]))
+            for p, w in probing.shared_positions(traces, key)
+        }
+        return min(spreads, key=spreads.get)
+
+    def similarity(traces, key):  # largest mean cosine: the word that moves least
+        spreads = {
+            w: 1 - my_word_spread(np.stack([t.vectors(key)[p].numpy() for t in traces]))
+            for p, w in probing.shared_positions(traces, key)
+        }
+        return max(spreads, key=spreads.get)
+
+    def the_spread(traces, key):  # the number instead of the word
+        return max(
+            my_word_spread(np.stack([t.vectors(key)[p].numpy() for t in traces]))
+            for p, _ in probing.shared_positions(traces, key)
+        )
+
+    def ready_made(traces, key):
+        spreads = probing.word_spread(traces, key)
+        return max(spreads, key=spreads.get)
+
+    def always_seed_0(traces, key):  # seed 0's answer hard-coded
+        return "can" if key.startswith("encoder") else "kann"
+
+    def runner_up(traces, key):  # a shared word, but neither the one that moves most nor the one that moves least
+        spreads = {
+            w: my_word_spread(np.stack([t.vectors(key)[p].numpy() for t in traces]))
+            for p, w in probing.shared_positions(traces, key)
+        }
+        return sorted(spreads, key=spreads.get)[-2]
+
+    def stub(traces, key):  # the notebook's unanswered cell
+        return None
+
+    for fn, hint in [
+        (least, "moves least"),
+        (similarity, "moves least"),
+        (the_spread, "return the word itself"),
+        (ready_made, "calls probing's word_spread"),
+        (runner_up, "another shared word moves more"),
+        (always_seed_0, "seed 1, encoder.0.self.x1: you return 'can'"),
+        (stub, NOT_YET),
+        (None, NOT_YET),
+        ("most_moved", "pass your function itself"),
+    ]:
+        assert not nb08.check_most_moved(fn, seed_traces, 1, 5)
         assert hint in capsys.readouterr().out
 
 
@@ -118,12 +211,18 @@ def test_the_notebooks_worked_solutions_pass_their_checkers(capsys):
         "runs": load_seeds("learned"),
         "translate": translate,
         "traces": probing.five_sentences(),
+        "probing": probing,
+        "seed_traces": {s: probing.five_sentence_traces(r.model) for s, r in load_seeds("learned").items()},
+        "my_word_spread_of": probing.mean_pairwise_cosine_distance,  # the notebook's loop version computes this
+        "predicted_can": None,
+        "predicted_kann": None,
         "sentence": nb08.MISLEADING_AGAIN,
         "predicted_book_seeds": None,
         "check_word_spread": nb08.check_word_spread,
         "check_kept_object": nb08.check_kept_object,
+        "check_most_moved": nb08.check_most_moved,
     }
-    assert len(blocks) == 2
+    assert len(blocks) == 3
     for block in blocks:
         exec(block, namespace)
         assert "✅" in capsys.readouterr().out

@@ -10,7 +10,9 @@ import numpy as np
 
 from . import feedback
 
-MISLEADING_AGAIN = "i can eat bread book"  # exercise 2: the misleading sentence with another food
+MISLEADING_AGAIN = "i can eat bread book"  # exercise 3: the misleading sentence with another food
+MOVED_KEYS = {"encoder.0.self.x1": "can", "decoder.0.cross.x1": "kann"}  # exercise 2: key -> seed 0's mover
+_CHECKED_KEYS = (*MOVED_KEYS, "encoder.1.layer_out", "decoder.1.layer_out")  # more keys: no hard-coded words
 _LOOPS = (ast.For, ast.While, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.AsyncFor)
 
 
@@ -27,6 +29,18 @@ def python_loops(fn) -> list[str]:
         for node in ast.walk(tree)
         if isinstance(node, _LOOPS)
     ]
+
+
+def names_used(fn, names) -> list[str]:
+    """The names from `names` that fn's source uses (as `name` or `module.name`), sorted; [] when the source
+    cannot be read."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return []
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    used |= {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    return sorted(used & set(names))
 
 
 def check_word_spread(fn) -> bool:
@@ -65,6 +79,14 @@ def check_word_spread(fn) -> bool:
                 f"for a ({V.shape[0]}, {V.shape[1]}) input you return {got:.4f}, expected {want:.4f}. "
                 "Use 1 - cosine (a distance, 0 for equal directions) and only pairs i < j (not i = j).",
             )
+    ready_made = names_used(fn, ("my_word_spread_of", "mean_pairwise_cosine_distance", "word_spread"))
+    if ready_made:
+        return feedback(
+            False,
+            "",
+            f"the numbers are right, but your function calls {ready_made[0]}, which computes the spread for you "
+            "(with a loop inside). Write it yourself: one matrix product for all cosines, then the pairs i < j.",
+        )
     loops = python_loops(fn)
     if loops:
         return feedback(
@@ -76,6 +98,75 @@ def check_word_spread(fn) -> bool:
     return feedback(
         True, "your loop-free word spread matches probing.mean_pairwise_cosine_distance on every input.", ""
     )
+
+
+def most_moved_words(seed_traces, key: str) -> dict[int, str]:
+    """{seed: the shared word with the largest word spread at `key`} for {seed: five-sentence traces}."""
+    from ..probing import word_spread
+
+    out = {}
+    for s, traces in seed_traces.items():
+        spreads = word_spread(traces, key)
+        out[s] = max(spreads, key=spreads.get)
+    return out
+
+
+def check_most_moved(fn, seed_traces, predicted_can=None, predicted_kann=None) -> bool:
+    """Exercise 2: most_moved(traces, key) -> the shared word whose vectors move most across the sentences
+    (largest word spread), written without probing's spread helpers; predicted_can / predicted_kann: the number
+    of seeds (0-5) the learner guessed 'can' (encoder layer-0 X1) / 'kann' (cross-attention layer-0 X1) moves
+    most on (compared, not graded)."""
+    from ..analysis import seed_verdict
+    from ..probing import shared_positions, word_spread
+
+    not_yet = "not answered yet: write the body of most_moved(traces, key) (it returns one word), then re-run the cell."
+    if fn is None:
+        return feedback(False, "", not_yet)
+    if not callable(fn):
+        return feedback(False, "", "pass your function itself, e.g. check_most_moved(most_moved, seed_traces, ...).")
+    helpers = names_used(fn, ("word_spread", "spread_table", "spread_pivot"))
+    if helpers:
+        return feedback(
+            False,
+            "",
+            f"your function calls probing's {helpers[0]}, which does the whole job. Stack each shared word's "
+            "vectors from the five traces yourself and take their spread with my_word_spread (or my_word_spread_of).",
+        )
+    found = {}
+    for key in _CHECKED_KEYS:
+        for s, traces in seed_traces.items():
+            try:
+                got = fn(traces, key)
+            except Exception as exc:  # the learner's code may fail in any way
+                return feedback(False, "", f"seed {s}, {key}: your function raised {type(exc).__name__}: {exc}")
+            if got is None:
+                return feedback(False, "", not_yet)
+            words = [w for _, w in shared_positions(traces, key)]
+            if not isinstance(got, str):
+                return feedback(False, "", f"return the word itself (one of {words}), not {type(got).__name__}.")
+            if got not in words:
+                return feedback(False, "", f"seed {s}, {key}: {got!r} is not one of the shared words {words}.")
+            spreads = word_spread(traces, key)
+            if got != max(spreads, key=spreads.get):
+                hint = (
+                    "that is the word that moves least: return the one with the largest spread (1 - cos: larger "
+                    "means further apart)."
+                    if got == min(spreads, key=spreads.get)
+                    else "another shared word moves more. Stack one word's vectors across the five sentences "
+                    "(row i: traces[i].vectors(key)[position]), not the words of one sentence."
+                )
+                return feedback(False, "", f"seed {s}, {key}: you return {got!r}, but {hint}")
+            found[(key, s)] = got
+    lines, guesses = [], []
+    for (key, word), guess in zip(MOVED_KEYS.items(), (predicted_can, predicted_kann)):
+        holds = {s: found[(key, s)] == word for s in seed_traces}
+        movers = ", ".join(f"{s}: {found[(key, s)]}" for s in seed_traces)
+        lines.append(f"{key}: {word!r} moves most — {seed_verdict(holds)} (seed: word {movers})")
+        n = sum(holds.values())
+        if guess is not None:
+            guesses.append(f"{word}: you predicted {guess}, it is {n}" + (" (right)" if guess == n else ""))
+    guess = "; ".join(guesses) + "." if guesses else "You made no prediction; write one down first next time."
+    return feedback(True, "; ".join(lines) + ". " + guess, "")
 
 
 def kept_objects(sentence: str = MISLEADING_AGAIN) -> dict[int, str]:
@@ -92,7 +183,7 @@ def kept_objects(sentence: str = MISLEADING_AGAIN) -> dict[int, str]:
 
 
 def check_kept_object(kept, my_prediction=None) -> bool:
-    """Exercise 2: kept = {seed: "bread" or "book"}, the object each seed keeps in 'i can eat bread book';
+    """Exercise 3: kept = {seed: "bread" or "book"}, the object each seed keeps in 'i can eat bread book';
     my_prediction: the set of seeds the learner guessed keep 'book' (compared, not graded)."""
     want = kept_objects()
     if kept is None:
