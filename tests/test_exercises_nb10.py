@@ -2,27 +2,16 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
-import nbformat
 import pytest
 import torch
+from test_exercises_nb09 import solution_code  # tests/ is on sys.path under pytest: one copy of the reader
 
 from course_utils import pretrained
 from course_utils.exercises import nb10 as ex
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "10_a_real_pretrained_transformer.ipynb"
-
-
-def solution_code(marker: str) -> str:
-    """The fenced code of the one <details> solution block of notebook 10 that contains `marker`."""
-    nb = nbformat.read(NOTEBOOK, as_version=4)
-    blocks = [
-        c.source for c in nb.cells if c.cell_type == "markdown" and "<details>" in c.source and marker in c.source
-    ]
-    assert len(blocks) == 1, f"{len(blocks)} solution blocks contain {marker!r}"
-    return re.search(r"```python\n(.*?)```", blocks[0], re.S).group(1)
 
 
 @pytest.fixture(scope="module")
@@ -95,7 +84,7 @@ def test_previous_token_head_answer(model, capsys):
 
 def test_worked_solution_of_exercise_1(model, capsys):
     ns = {"torch": torch, "pretrained": pretrained, "model": model, "ex": ex}
-    exec(solution_code("previous_token_mass"), ns)
+    exec(solution_code(NOTEBOOK, "previous_token_mass"), ns)
     assert ns["my_previous_token_head"] == (0, 2)
     assert "✅" in capsys.readouterr().out
 
@@ -138,5 +127,5 @@ def test_prediction_follows_the_measured_numbers():
 
 def test_worked_solution_of_exercise_2(capsys):
     ns = {"ex": ex, "eat_distances": DIST}
-    exec(solution_code("my_prediction"), ns)
+    exec(solution_code(NOTEBOOK, "my_prediction"), ns)
     assert ns["my_prediction"] == "layer 5"
