@@ -19,13 +19,19 @@ One module per concept, in notebook order:
     interventions - 04, 06, 08, 09: patched models scored by exact match
     plotting     - heatmaps (the one attention heatmap: plot_attention), the model view, kind colours
     widgets      - thin ipywidgets wrappers that show a message instead of a traceback
-    exercises    - one checker module per notebook (nb01 ... nb09)
+    diagrams     - 02-05: the course's schematics (one word's attention path, the three places,
+                   multi-head with shapes, one layer with residuals and LayerNorms)
+    pretrained   - 10: all-MiniLM-L6-v2 run by the course's own attention, offline
+    exercises    - one checker module per notebook (nb01 ... nb10)
     errors       - the course's error types
 
 Build tooling is not part of the teaching package: tools/execute.py (`make execute`) and
 tools/export_html.py (`make html`).
 
-Importing this package has no side effects: no seeds set, no threads changed, no files read.
+Importing this package has no side effects: no seeds set, no threads changed, no files read. The one
+deliberate exception is `pretrained` (not imported by the package): it sets the Hugging Face libraries'
+offline switches (HF_HUB_OFFLINE, TRANSFORMERS_OFFLINE, ...) in os.environ where unset, so that nothing
+ever asks the network.
 """
 
 __version__ = "1.0.0"

@@ -18,6 +18,10 @@ MODULES = [
     "clustering",
     "probing",
     "heads",
+    "roles",
+    "interventions",
+    "diagrams",
+    "pretrained",  # sets the Hugging Face offline switches in os.environ (deliberate), nothing this probe sees
     "errors",
 ]
 
