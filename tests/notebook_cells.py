@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -29,3 +30,25 @@ def definitions(notebook: str, marker: str, **names) -> dict:
     namespace = {"np": np, "torch": torch, "math": math, **names}
     exec(compile(tree, f"{notebook} [{marker}]", "exec"), namespace)
     return namespace
+
+
+def solution_blocks(notebook: str | Path, containing: str | None = None) -> list[str]:
+    """The python code of every worked solution in the notebook: each fenced python block inside a markdown cell's
+    <details> block (the solutions a learner can reveal), in order; only those containing `containing` if given."""
+    path = Path(notebook)
+    nb = json.loads((path if path.is_absolute() else NOTEBOOKS / path).read_text(encoding="utf-8"))
+    blocks = [
+        block
+        for c in nb["cells"]
+        if c["cell_type"] == "markdown"
+        for details in re.findall(r"<details>(.*?)</details>", "".join(c["source"]), re.S)
+        for block in re.findall(r"```python\n(.*?)```", details, re.S)
+    ]
+    return [b for b in blocks if containing is None or containing in b]
+
+
+def solution_code(notebook: str | Path, marker: str) -> str:
+    """The code of the one worked solution of the notebook that contains `marker`."""
+    blocks = solution_blocks(notebook, marker)
+    assert len(blocks) == 1, f"{Path(notebook).name}: {len(blocks)} worked solutions contain {marker!r}"
+    return blocks[0]
