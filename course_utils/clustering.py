@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 import torch
 from matplotlib.lines import Line2D
+from matplotlib.text import Text
 from sklearn.metrics import silhouette_score
 
 from .analysis import collect_vectors, fit_projection
@@ -300,7 +301,8 @@ def _identical_groups(P, tol: float = 1e-9) -> list[list[int]]:
 
 def _draw_path(ax, Y, mine, sent_arr, ep_arr, sentences, colour, markers, styles, dims, labels=True) -> list:
     """Draw one word's points (rows `mine` of Y) per sentence, joined in epoch order (arrows in 2-D); with
-    labels, one epoch label per spot ("=": the same point in every sentence). Returns the 2-D label texts."""
+    labels, one epoch label per spot ("=": the same point in every sentence), each remembering the other
+    sentence's points (`_away_from`) so that it can be put on its own path's side. Returns the 2-D label texts."""
     from .probing import LABEL_FONTSIZE
 
     for s in sentences:  # the word's path: epoch 1 -> 15 -> 30
@@ -344,17 +346,67 @@ def _draw_path(ax, Y, mine, sent_arr, ep_arr, sentences, colour, markers, styles
                 fontsize=LABEL_FONTSIZE - 1,
                 va="center",
                 zorder=5,
-                arrowprops={"arrowstyle": "-", "color": "0.5", "lw": 0.4, "shrinkA": 0, "shrinkB": 3},
+                arrowprops={"arrowstyle": "-", "color": "0.45", "lw": 0.6, "shrinkA": 0, "shrinkB": 3},
             )
         )
+        own = {sent_arr[mine[j]] for j in g}
+        others = [j for j in mine if sent_arr[j] not in own] or list(mine)  # "=": away from the path's middle
+        texts[-1]._away_from = Y[others].mean(0)
     return texts
 
 
-def _zoom_inset(ax, Y, path, lo, hi, size: float = 0.42):
+def _place_path_labels(fig, texts, points, ax) -> None:
+    """probing._avoid_overlaps for path labels: each label tries the offsets pointing away from the other
+    sentence's points (`_away_from`) first, so that it sits on its own path's side; then the same rules (free of
+    labels and markers, inside `ax`; failing that, free of labels inside; failing that, free of labels)."""
+    from .probing import _OFFSETS
+
+    renderer = fig.canvas.get_renderer()
+    r = 4.5 * fig.dpi / 72  # a marker's radius in pixels
+    dots = ax.transData.transform(np.asarray(points, dtype=float).reshape(-1, 2))
+    frame = ax.get_window_extent(renderer)
+    placed = []
+
+    def box(t, dx, dy):
+        t.set_position((dx, dy))
+        t.set_horizontalalignment("left" if dx > 0 else "right")
+        return Text.get_window_extent(t, renderer).expanded(1.02, 1.05)  # the text alone, not its leader line
+
+    def clear(b, level):  # level 2: free of labels and markers, inside; 1: free of labels, inside; 0: labels
+        if any(b.overlaps(p) for p in placed):
+            return False
+        inside = frame.x0 <= b.x0 and b.x1 <= frame.x1 and frame.y0 <= b.y0 and b.y1 <= frame.y1
+        hit = (
+            (dots[:, 0] > b.x0 - r) & (dots[:, 0] < b.x1 + r) & (dots[:, 1] > b.y0 - r) & (dots[:, 1] < b.y1 + r)
+        ).any()
+        return level == 0 or (inside and (level == 1 or not hit))
+
+    for t in texts:
+        away = ax.transData.transform(t.xy) - ax.transData.transform(t._away_from)  # pixels, from the other path
+        if np.linalg.norm(away) > 1:  # the text's centre lies about 8 points beyond dx, on dx's side
+            offsets = sorted(
+                _OFFSETS,
+                key=lambda o: (
+                    -np.dot(away, (o[0] + np.sign(o[0]) * 8, o[1])) / np.hypot(o[0] + np.sign(o[0]) * 8, o[1])
+                ),
+            )
+        else:
+            offsets = _OFFSETS
+        spot = next((o for level in (2, 1, 0) for o in offsets if clear(box(t, *o), level)), offsets[0])
+        placed.append(box(t, *spot))
+
+
+INSET_SIZE, INSET_MARGIN = 0.42, 1.8  # an inset's side (share of the panel); its window: 1.8 x the path's extent
+ZOOM_BELOW = 0.25  # a path under a quarter of the panel both ways is drawn again in an inset
+MIN_ZOOM = 1.25  # an inset enlarges at least this much (a tighter margin around paths near ZOOM_BELOW)
+
+
+def _zoom_inset(ax, Y, path, lo, hi, size: float = INSET_SIZE):
     """An inset in the corner of `ax` (limits lo..hi) that covers the fewest points of Y and none of `path`,
     showing the neighbourhood of `path` enlarged (same aspect as the panel), with its frame marked in the panel."""
     span = hi - lo
-    corners = [(1 - size - 0.02, 1 - size - 0.02), (0.02, 1 - size - 0.02), (0.02, 0.02), (1 - size - 0.02, 0.02)]
+    top = 1 - size - 0.08  # room for the inset's title inside the panel
+    corners = [(1 - size - 0.02, top), (0.02, top), (0.02, 0.02), (1 - size - 0.02, 0.02)]
 
     def cost(corner):
         x0, y0 = lo + np.array(corner) * span
@@ -365,12 +417,15 @@ def _zoom_inset(ax, Y, path, lo, hi, size: float = 0.42):
     corner = min(corners, key=cost)
     inset = ax.inset_axes([*corner, size, size])
     centre = (path.min(0) + path.max(0)) / 2
-    f = max(1.8 * float(np.max(np.ptp(path, axis=0) / span)), 0.03)  # the window, as a share of the panel
+    f = max(INSET_MARGIN * float(np.max(np.ptp(path, axis=0) / span)), 0.03)  # the window, as a share of the panel
+    f = min(f, size / MIN_ZOOM)
+    centre = np.clip(centre, lo + f * span / 2, hi - f * span / 2)  # the enlarged box stays inside the panel
     inset.set_xlim(centre[0] - f * span[0] / 2, centre[0] + f * span[0] / 2)
     inset.set_ylim(centre[1] - f * span[1] / 2, centre[1] + f * span[1] / 2)
     inset.set_xticks([])
     inset.set_yticks([])
-    inset.set_title(f"enlarged {1 / f:.0f}×", fontsize=7, pad=2)
+    zoom = size / f  # the window (f of the panel) is drawn `size` wide
+    inset.set_title(f"enlarged {zoom:.1f}×" if zoom < 3 else f"enlarged {zoom:.0f}×", fontsize=7, pad=2)
     ax.indicate_inset_zoom(inset, edgecolor="0.35", alpha=0.8)
     return inset
 
@@ -396,8 +451,6 @@ def plot_word_projection(
     Per-head kinds (q, k, v, x1) and whole-layer kinds (out, layer_out) cannot share a projection when one head
     is chosen; that and every other choice that cannot be drawn raise a CourseInputError saying what to change.
     """
-    from .probing import _avoid_overlaps  # the course's label placement (probing imports us)
-
     kinds, epochs = tuple(dict.fromkeys(kinds)), tuple(sorted(int(e) for e in epochs))
     _check_projection_choices(snapshots, kinds, epochs, layer, head, place, method, dims, sentences)
     prefix = place_prefix(place, layer)
@@ -432,7 +485,7 @@ def plot_word_projection(
         mine = np.flatnonzero(this & focus)
         path = (Y, mine, sent_arr, ep_arr, sentences, KIND_COLOURS[kind], markers, styles, dims)
         extent = np.ptp(Y[mine], axis=0) if len(mine) else hi - lo
-        small = dims == 2 and len(mine) > 1 and bool((extent < 0.2 * (hi - lo)).all())
+        small = dims == 2 and len(mine) > 1 and bool((extent < ZOOM_BELOW * (hi - lo)).all())
         texts = _draw_path(ax, *path, labels=not small)
         target = ax
         if small:  # the path is a speck at the panel's scale: draw it again, enlarged, in an inset
@@ -455,7 +508,16 @@ def plot_word_projection(
         for s in sentences
     ]
     handles += [
-        Line2D([], [], color="0.6", marker="o", markersize=4, alpha=0.5, linestyle="", label="faint: other words"),
+        Line2D(
+            [],
+            [],
+            color="0.6",
+            marker="o",
+            markersize=4,
+            alpha=0.5,
+            linestyle="",
+            label="faint: other words (same kind)",
+        ),
         Line2D([], [], color="0.85", marker="o", markersize=4, linestyle="", label="grey: the other kinds"),
     ]
     if n < nrows * ncols:  # an empty slot: the legend goes there, outside every panel
@@ -484,6 +546,6 @@ def plot_word_projection(
     fig.set_layout_engine("tight", rect=(0, bottom, 1, 1))
     fig.canvas.draw()  # lay out once: label overlaps are measured on the final page
     for ax, texts, points in panels:
-        _avoid_overlaps(fig, texts, points, ax)
+        _place_path_labels(fig, texts, points, ax)
     fig.set_layout_engine("none")  # keep that page
     return fig

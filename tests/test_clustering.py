@@ -161,7 +161,30 @@ def test_a_small_path_is_enlarged_in_an_inset(snaps):
     q_panel, out_panel = fig.axes[0], fig.axes[4]
     assert len(q_panel.child_axes) == 1 and q_panel.child_axes[0].get_title().startswith("enlarged")
     assert not [t for t in q_panel.texts if t.get_text()]  # the labels are in the inset, once
-    assert out_panel.child_axes == []  # out's path is large enough to read in the panel itself
+    assert len(out_panel.child_axes) == 1  # out's path (a fifth of the panel) is enlarged too: its labels piled
+    renderer = fig.canvas.get_renderer()
+    for panel in fig.axes[:5]:
+        for inset in panel.child_axes:  # the title says the true enlargement (inset scale / panel scale)
+            true = (inset.get_window_extent(renderer).width / np.ptp(inset.get_xlim())) / (
+                panel.get_window_extent(renderer).width / np.ptp(panel.get_xlim())
+            )
+            said = float(inset.get_title().split()[1].rstrip("×"))
+            assert true >= C.MIN_ZOOM - 0.05 and abs(true - said) <= (0.05 if said < 3 else 0.5), (said, true)
+            (x0, x1), (p0, p1) = inset.get_xlim(), panel.get_xlim()
+            assert p0 <= x0 and x1 <= p1  # the enlarged box lies inside the panel
+    plt.close(fig)
+
+
+def test_path_labels_sit_on_their_own_paths_side(snaps):
+    fig = C.plot_word_projection(snaps, kinds=("x1", "out"), layer=0)  # two paths side by side in each panel
+    renderer = fig.canvas.get_renderer()
+    for panel in fig.axes[:2]:
+        for ax in (panel, *panel.child_axes):
+            for t in (t for t in ax.texts if t.get_text()):
+                box = t.get_window_extent(renderer)
+                centre = np.array([(box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2])
+                anchor, other = ax.transData.transform(t.xy), ax.transData.transform(t._away_from)
+                assert np.linalg.norm(centre - other) > np.linalg.norm(anchor - other), t.get_text()
     plt.close(fig)
 
 

@@ -73,6 +73,8 @@ def test_most_changed_word(snaps, capsys):
     assert "You predicted 'eat'" in capsys.readouterr().out
     assert nb06.check_most_changed_word(shifts)
     assert "no prediction" in capsys.readouterr().out
+    assert nb06.check_most_changed_word(shifts, " Want")  # case and spaces do not make a right guess wrong
+    assert "Your prediction was right" in capsys.readouterr().out
     for wrong, hint in [
         (None, NOT_YET),
         (_shifts(snaps, "encoder.0.self.x1"), "layer 0"),
@@ -112,6 +114,7 @@ def test_head_shift(capsys):
     out = capsys.readouterr().out
     assert "Your prediction was right" in out
     assert nb06.check_head_shift(solution, 0) and "You predicted 0" in capsys.readouterr().out
+    assert nb06.check_head_shift(solution, "1") and "Your prediction was right" in capsys.readouterr().out
     for wrong, hint in [
         (both_heads, "both heads"),
         (cosine, "cosine distance"),

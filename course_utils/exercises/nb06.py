@@ -61,10 +61,13 @@ def _shifts(snapshots, key: str, epoch: int = 30, distance=relative_distance) ->
     return {w: distance(*(word_vector(snapshots[epoch][s], key, w) for s in PAIR)) for w in SHARED}
 
 
-def _compare(my_prediction, want: str) -> str:
+def _compare(my_prediction, want) -> str:
     if my_prediction is None:
         return "You made no prediction; write one down first next time."
-    return "Your prediction was right." if my_prediction == want else f"You predicted {my_prediction!r}."
+    guess = my_prediction.strip().lower() if isinstance(my_prediction, str) else my_prediction
+    if isinstance(want, int) and isinstance(guess, str) and guess.isdigit():
+        guess = int(guess)  # "1" for head 1
+    return "Your prediction was right." if guess == want else f"You predicted {my_prediction!r}."
 
 
 def check_most_changed_word(shifts, my_prediction=None) -> bool:
