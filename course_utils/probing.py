@@ -38,6 +38,7 @@ WORD_ORDER = ("we can eat apple", "apple eat can we")  # the "word_order" probe 
 WORD_ORDER_TARGET = "wir können einen apfel essen"  # one German decoder input for both: decoders comparable
 TOLERANCE = 1e-5  # float32 noise: differences below this count as "equal"
 DISTANCE_FLOOR = 1e-3  # plot_word_order: 1 − cos below this is drawn as the floor colour of the log scale
+DISTANCE_LABEL = "1 − cosine (log scale; 0 = same direction)"  # plot_word_order's colour bar
 
 
 def _check_layer(trace, key: str) -> None:
@@ -190,13 +191,23 @@ def word_order_traces(model, a: str = WORD_ORDER[0], b: str = WORD_ORDER[1], tar
 
 
 def plot_word_order(
-    traces, layer: int = 0, kind: str = "q", place: str = "encoder self", head="all", ax=None, label: str = ""
+    traces,
+    layer: int = 0,
+    kind: str = "q",
+    place: str = "encoder self",
+    head="all",
+    ax=None,
+    label: str = "",
+    cbar: bool = True,
 ):
     """Heatmap of 1 − cosine between the two word orders' vectors at one place, with the gaps in the title.
 
-    0 means the same direction; a log colour scale (from 0.001, below which a cell counts as 0) makes 0.026
-    (cos 0.974) and 0.000 (cos 1.000) look different. `traces` is the pair (trace_a, trace_b) from
-    `word_order_traces`; `label` (e.g. "learned") starts the title as "<label> PE: ...".
+    0 means the same direction; a log colour scale (from 0.001, below which a cell counts as 0) makes 0.025
+    (cos 0.975) and 0.000 (cos 1.000) look different. `traces` is the pair (trace_a, trace_b) from
+    `word_order_traces`; `label` (e.g. "learned") starts the title as "<label> PE: ...". With cbar=False the
+    panel gets no colour bar and the figure's layout is left to the caller: several panels on one figure then
+    share one bar, `fig.colorbar(axes[0].images[0], ax=axes, label=DISTANCE_LABEL)` (every panel has the same
+    scale).
     """
     key = trace_key(place, layer, kind)
     if kind in ("weights", "scores"):
@@ -226,7 +237,8 @@ def plot_word_order(
     rgba = im.cmap(im.norm(np.clip(D, DISTANCE_FLOOR, 2.0))).reshape(-1, 4)
     for text, c in zip(ax.texts[-D.size :], rgba):  # annotation colour for the new scale
         text.set_color("black" if 0.299 * c[0] + 0.587 * c[1] + 0.114 * c[2] > 0.5 else "white")
-    ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.03, label="1 − cosine (log scale; 0 = same direction)")
+    if cbar:
+        ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.03, label=DISTANCE_LABEL)
     head_txt = "" if head in (None, "all") else f", head {head}"
     prefix = f"{label} PE: " if label else ""
     ax.set_title(
@@ -234,7 +246,8 @@ def plot_word_order(
         f"same position max|Δ| {gaps['same position max|Δ|']:.3f}",
         fontsize=10,
     )
-    ax.figure.set_layout_engine("tight")
+    if cbar:
+        ax.figure.set_layout_engine("tight")
     return ax.figure
 
 

@@ -1,7 +1,7 @@
 """Notebook 07's checkers accept the worked solutions and reject typical wrong answers."""
 
-import itertools
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -70,24 +70,30 @@ def test_symmetry_accepts_worked_solution_and_rejects_the_blogs_answer():
     assert not nb07.check_symmetry([])
 
 
-def test_distinct_accepts_worked_solution_and_rejects_wrong_counts():
+def test_distinct_accepts_the_worked_solution_and_rejects_wrong_counts(capsys):
     assert nb07.SEEDS == SEEDS
-    worked = {}  # the worked solution: a set of translations per seed
-    for s in SEEDS:
-        model = load_standard_model("learned", s).model
-        outs = {" ".join(translate(model, list(p))) for p in itertools.permutations(nb07.FIVE_WORDS.split())}
-        worked[s] = len(outs)
-    assert worked == {
-        s: len(probing.distinct_translations(load_standard_model("learned", s).model, nb07.FIVE_WORDS)) for s in SEEDS
-    }
+    runs = {s: SimpleNamespace(model=load_standard_model("learned", s).model) for s in SEEDS}
+    space = {"runs": runs, "translate": translate, "check_distinct": nb07.check_distinct, "one_each": False}
+    exec(solution_code(NOTEBOOK, "itertools.permutations"), space)  # the worked solution, as the notebook shows it
+    worked = space["distinct"]
+    assert space["ok"]
+    out = capsys.readouterr().out
+    assert "✅" in out and "one_each = False was right" in out  # seed 3 gives two translations
+    assert worked == {s: len(probing.distinct_translations(runs[s].model, nb07.FIVE_WORDS)) for s in SEEDS}
     assert 1 in worked.values() and max(worked.values()) > 1  # some seeds ignore order here, some do not
-    assert nb07.check_distinct(worked)
-    assert not nb07.check_distinct({s: 1 for s in SEEDS})  # "no model uses order"
-    assert not nb07.check_distinct({s: 120 for s in SEEDS})  # every ordering its own translation
+    assert nb07.check_distinct(worked, True) and "one_each = True was not right" in capsys.readouterr().out
+    assert nb07.check_distinct(worked, "no") and "True or False" in capsys.readouterr().out
+    assert not nb07.check_distinct({s: 1 for s in SEEDS}, False)  # "no model uses order"
+    assert "was right" not in capsys.readouterr().out  # the prediction is judged only once the counts are right
+    assert not nb07.check_distinct({s: 120 for s in SEEDS})  # counted the orderings, not the translations
+    assert "120 is the number of orderings" in capsys.readouterr().out
     assert not nb07.check_distinct({**worked, 0: worked[0] + 1})
-    assert not nb07.check_distinct({s: None for s in SEEDS})
     assert not nb07.check_distinct({**worked, 1: True})
     assert not nb07.check_distinct({"learned": 1, "sinusoidal": 2, "none": 1})  # the old three-model answer
+    capsys.readouterr()
+    assert not nb07.check_distinct({s: None for s in SEEDS}, None)  # the committed, unanswered state
+    out = capsys.readouterr().out
+    assert "not answered yet" in out and "set" not in out and "seed(s)" not in out  # gives nothing away
 
 
 @pytest.mark.parametrize("answer", [{}, None, "24"])

@@ -107,18 +107,35 @@ def distinct_counts(sentence: str = FIVE_WORDS) -> dict[int, int]:
     return {s: len(distinct_translations(load_standard_model("learned", s).model, sentence)) for s in SEEDS}
 
 
-def check_distinct(counts) -> bool:
-    """Exercise 3: {seed: number of distinct German translations over the 120 orderings of FIVE_WORDS}."""
+def check_distinct(counts, one_each=None) -> bool:
+    """Exercise 3: {seed: number of distinct German translations over the 120 orderings of FIVE_WORDS}.
+    one_each: the learner's prediction, True if every seed gives a single translation for all 120 orderings;
+    judged once the counts are right."""
     if not isinstance(counts, dict) or set(counts) != set(SEEDS):
         return feedback(False, "", f"answer with a dict with the seeds {list(SEEDS)} as keys")
+    if all(v is None for v in counts.values()):
+        return feedback(False, "", "not answered yet: write the loop that fills distinct[seed], then re-run.")
     if any(not isinstance(v, (int, np.integer)) or isinstance(v, bool) for v in counts.values()):
         return feedback(False, "", "each value must be a whole number (how many different translations).")
+    if all(v == 120 for v in counts.values()):
+        return feedback(
+            False,
+            "",
+            "120 is the number of orderings. Count the different German outputs: collect them in a set, take its len.",
+        )
     truth = distinct_counts()
     wrong = sorted(s for s in SEEDS if counts[s] != truth[s])
+    prediction = ""
+    if isinstance(one_each, (bool, np.bool_)):
+        single = all(n == 1 for n in truth.values())
+        verdict = "right" if bool(one_each) == single else "not right"
+        prediction = f" Your prediction one_each = {bool(one_each)} was {verdict}."
+    elif one_each is not None:
+        prediction = f" (one_each should be True or False; got {one_each!r}.)"
     return feedback(
         not wrong,
         "right: a model that sees positions may still ignore them; only where training left a choice "
-        "(two objects) can position decide, and each seed decides its own way.",
+        "(two objects) can position decide, and each seed decides its own way." + prediction,
         f"not right yet for seed(s) {wrong}. Translate every ordering (itertools.permutations) with each seed's "
         "model and count the different outputs (a set of strings).",
     )
