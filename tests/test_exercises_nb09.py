@@ -250,3 +250,29 @@ def test_solution_note_of_exercise_3(shipped_model, all_pairs):
     assert both == 223 / 240
     assert one == [239 / 240, 234 / 240]  # shown as 0.996 and 0.975 in the notebook's table
     assert both < min(one)
+
+
+# ---- the course's own versions are not an answer
+
+
+def _delegates_detector(batch, place, layer, head):
+    stats = heads.head_statistics(batch)
+    return {m: float(stats.loc[(place, layer, head), m]) for m in ex.DETECTED[place]}
+
+
+def _delegates_ov(attn, head):
+    return heads.ov_map(MODEL_OF_ATTN[0], "encoder.0.self", head)
+
+
+MODEL_OF_ATTN: list = []
+
+
+def test_head_detector_rejects_head_statistics(shipped_batch, capsys):
+    assert not ex.check_head_detector(_delegates_detector, shipped_batch)
+    assert "head_statistics" in capsys.readouterr().out
+
+
+def test_ov_map_rejects_the_library_copy(shipped_model, capsys):
+    MODEL_OF_ATTN[:] = [shipped_model]
+    assert not ex.check_ov_map(_delegates_ov, shipped_model)
+    assert "heads.ov_map" in capsys.readouterr().out

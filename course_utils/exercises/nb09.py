@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import ast
+import inspect
 import math
+import textwrap
 
 import torch
 
@@ -11,6 +14,19 @@ from ..heads import head_statistics, ov_map
 from ..interventions import accuracy
 from ..tracing import PLACES, ablate_head, patch, trace_key
 from . import feedback
+
+
+def names_used(fn, names) -> list[str]:
+    """The names from `names` that fn's source uses (as `name` or `module.name`), sorted; [] when the source
+    cannot be read (a lambda inside a longer line, a function typed at a prompt)."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return []
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    used |= {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    return sorted(used & set(names))
+
 
 # Exercise 1: a head detector, run over the corpus
 
@@ -59,6 +75,14 @@ MISTAKES = {
 def check_head_detector(head_detector, batch) -> bool:
     """head_detector(batch, place, layer, head) -> {"itself": .., "previous": ..} (self-attention) or
     {"aligned": ..} (cross), each the mean over every real query of every pair, as heads.head_statistics."""
+    ready_made = names_used(head_detector, ("head_statistics",))
+    if ready_made:
+        return feedback(
+            False,
+            "",
+            f"head_detector calls {', '.join(ready_made)}, the course's own version: compute the masses from "
+            "batch.weights yourself (itself_mass, previous_mass and aligned_mass_of are allowed).",
+        )
     stats = head_statistics(batch)
     n_layers = 1 + max(int(k.split(".")[1]) for k in batch.weights)
     heads_ = [(p, layer, h) for p in PLACES for layer in range(n_layers) for h in range(batch.n_heads)]
@@ -128,11 +152,30 @@ def _ov_variants(attn, head: int) -> dict[str, torch.Tensor]:
     }
 
 
+def _calls_library_ov_map(fn) -> bool:
+    """True when fn's source calls `<module>.ov_map(...)` (the course's copy), e.g. heads.ov_map; the learner's own
+    function is also named ov_map, so a plain name does not count."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return False
+    return any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "ov_map"
+        for n in ast.walk(tree)
+    )
+
+
 def check_ov_map(ov_map_fn, model, prefix: str = "encoder.0.self") -> bool:
     """ov_map_fn(attn, head) -> W^V_h W^O_h (d_model, d_model), attn a MultiHeadAttention (e.g. model.encoder[0].self_attn);
     compared with heads.ov_map for every head of `prefix`."""
     from ..projections import _mha
 
+    if _calls_library_ov_map(ov_map_fn):
+        return feedback(
+            False,
+            "",
+            "ov_map calls the course's copy (heads.ov_map): build W^V_h W^O_h yourself from attn.w_v and attn.w_o.",
+        )
     attn = _mha(model, prefix)
     try:
         got = [ov_map_fn(attn, h) for h in range(attn.n_heads)]
