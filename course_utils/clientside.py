@@ -89,7 +89,7 @@ _SCRIPT = """(function () {
     return p.then(function () { return load(f[0], [f[1], f[2]]); });
   }, Promise.resolve()));
   ready.then(function () { return vegaEmbed(el, spec, {actions: false, renderer: "svg"}); })
-    .catch(function (e) { el.textContent = "This view needs its scripts (" + e.message + "): run the cell in Jupyter."; });
+    .catch(function (e) { el.textContent = "This interactive view could not load its scripts (" + e.message + "); the figure below shows its first view."; });
 })();"""
 
 

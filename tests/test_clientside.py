@@ -1,0 +1,207 @@
+"""course_utils.clientside: every choice's data embedded once, controls listing every choice, deterministic
+outputs, and a headless-Chromium check that changing a control redraws the view with no kernel."""
+
+import hashlib
+import json
+import re
+import tarfile
+from pathlib import Path
+
+import pytest
+from conftest import _missing
+
+from course_utils import clientside
+from course_utils.clientside import VEGA_FILES, VEGALITE_MIME, attention_view, spec_json, view_html
+from course_utils.data import load_probes
+from course_utils.tracing import PLACE_NAMES, PLACES, run_with_trace, trace_key
+
+ROOT = Path(__file__).resolve().parent.parent
+NPM_CACHE = ROOT / "build" / "npm"  # where tools/export_html.py keeps the pinned npm tarballs (`make html`)
+
+
+@pytest.fixture(scope="module")
+def traces(shipped_model):
+    sentences = list(load_probes("five_sentences"))[:3]
+    return {s: run_with_trace(shipped_model, s) for s in sentences}
+
+
+@pytest.fixture(scope="module")
+def view(traces):
+    return attention_view(traces)
+
+
+def params(spec) -> dict:
+    return {p["name"]: p for p in spec["params"]}
+
+
+def n_layers(trace) -> int:
+    return sum(1 for k in trace.keys() if k.startswith("encoder.") and k.endswith(".self.weights"))
+
+
+def test_spec_embeds_every_choice_once(traces, view):
+    rows = view.spec["data"]["values"]
+    expected = {}
+    for s, trace in enumerate(traces.values()):
+        for p, place in enumerate(PLACES):
+            for layer in range(n_layers(trace)):
+                w = trace[trace_key(place, layer, "weights")]
+                for h in range(w.shape[0]):
+                    expected[(s, p, layer, h)] = w[h]
+    seen = {}
+    for r in rows:
+        seen.setdefault((r["s"], r["p"], r["l"], r["h"]), []).append(r["w"])
+    assert seen.keys() == expected.keys()  # every sentence x place x layer x head, none twice
+    for choice, w in expected.items():
+        assert len(seen[choice]) == w.shape[0]  # one row per query
+        assert all(len(row) == w.shape[1] for row in seen[choice])  # one weight per key
+        got = [x for row in seen[choice] for x in row]
+        want = w.flatten().tolist()
+        assert max(abs(a - b) for a, b in zip(got, want)) <= 0.5 * 10**-clientside.DECIMALS + 1e-9
+    assert len(rows) == sum(len(rs) for rs in seen.values())
+
+
+def test_word_labels_on_both_axes(traces, view):
+    keys = params(view.spec)["keyLabels"]["value"]
+    trace = next(iter(traces.values()))
+    assert [k[3:] for k in keys["0|0"]] == trace.src_tokens  # encoder self: English keys
+    assert [k[3:] for k in keys["0|1"]] == trace.tgt_tokens  # decoder self: German input keys
+    assert [k[3:] for k in keys["0|2"]] == trace.src_tokens  # cross: English keys
+    queries = [r["q"][3:] for r in view.spec["data"]["values"] if (r["s"], r["p"], r["l"], r["h"]) == (0, 1, 0, 0)]
+    assert queries[0] == f"<bos> → {trace.tgt_tokens[1]}"  # decoder rows as plot_attention labels them
+    spec = json.dumps(view.spec)
+    assert '"labelExpr": "substring(datum.label, 3)"' in spec  # the axes show the words, not the sort prefix
+
+
+def test_controls_list_every_choice(traces, view):
+    p = params(view.spec)
+    trace = next(iter(traces.values()))
+    heads = trace[trace_key("encoder self", 0, "weights")].shape[0]
+    assert p["sentence"]["bind"]["options"] == list(range(len(traces)))
+    assert p["sentence"]["bind"]["labels"] == list(traces)
+    assert p["place"]["bind"]["labels"] == [PLACE_NAMES[x] for x in PLACES]
+    assert p["layer"]["bind"]["options"] == list(range(n_layers(trace)))
+    assert p["head"]["bind"]["options"] == [-1, *range(heads)]
+    assert p["head"]["bind"]["labels"][0] == "all"
+    assert view.spec["$schema"].startswith("https://vega.github.io/schema/vega-lite/v5")  # what JupyterLab 4.6 draws
+
+
+def test_outputs_are_deterministic_and_carry_no_random_ids(traces, view):
+    again = attention_view(traces)  # built later in the same process: Altair's counters must not leak in
+    assert json.dumps(again.bundles()) == json.dumps(view.bundles())
+    digest = hashlib.sha256(spec_json(view.spec).encode()).hexdigest()[:12]
+    html = view.bundles()[1]["text/html"]
+    assert view.id == f"qkv-view-{digest}"
+    assert re.findall(r'id="([^"]+)"', html) == [view.id]
+    assert not re.search(r"[0-9a-f]{8}-[0-9a-f]{4}-|uuid|Math\.random|Date\.now|altair-viz-|view_\d|param_\d", html)
+
+
+def test_bundles_say_plainly_what_they_are(traces, view):
+    first, second = view.bundles()
+    assert set(first) == {VEGALITE_MIME, "text/plain"}  # no text/html here: JupyterLab would prefer it
+    assert set(second) == {"text/html", "text/plain"}
+    text = first["text/plain"]
+    assert text.startswith("Attention weights: interactive view of 3 sentences × 3 places × 2 layers")
+    assert "<" not in text and "object" not in text and "Chart" not in text  # a sentence, never a repr
+    assert repr(view) == text
+    assert view.nbytes < 60_000  # 3 sentences; both outputs together
+
+
+def test_view_html_loads_local_files_then_the_cdn():
+    html = view_html({"mark": "point"})
+    for name, (local, cdn) in VEGA_FILES.items():
+        assert f'"{clientside.VEGA_STATIC_DIR}{local}"' in html and cdn in html and f'["{name}", ' in html
+    assert html.count("<script") == 1 and "</script>" not in html.split("<script", 1)[1][:-9]
+
+
+def test_one_output_per_bundle_in_a_notebook(view, monkeypatch):
+    published = []
+    monkeypatch.setattr("IPython.display.publish_display_data", lambda data, **kw: published.append(data))
+    view._ipython_display_()
+    assert published == view.bundles()
+
+
+# ---- in a browser ----
+
+
+def page_with(tmp_path, html: str, *, requirejs: bool = False, static: bool = True) -> Path:
+    """An exported-page stand-in: `html` in a body, the vega files under _static/vega/ (from the npm tarballs
+    `make html` caches in build/npm/), optionally require.js loaded first as nbconvert's pages do."""
+    head = ""
+    if static or requirejs:
+        tarballs = {spec: NPM_CACHE / (spec.replace("@", "-") + ".tgz") for spec in clientside.NPM_PACKAGES}
+        if requirejs:
+            tarballs["requirejs@2.3.8"] = NPM_CACHE / "requirejs-2.3.8.tgz"
+        absent = [p.name for p in tarballs.values() if not p.exists()]
+        if absent:
+            _missing(f"{', '.join(absent)} not in build/npm/: `make html` fetches them once")
+        out = tmp_path / clientside.VEGA_STATIC_DIR
+        out.mkdir(parents=True, exist_ok=True)
+        wanted = {f"package/build/{local}" for local, _ in VEGA_FILES.values()} if static else set()
+        wanted.add("package/require.js")
+        for tarball in tarballs.values():
+            with tarfile.open(tarball) as tar:
+                for member in tar.getmembers():
+                    if member.name in wanted:
+                        (out / Path(member.name).name).write_bytes(tar.extractfile(member).read())
+        if requirejs:
+            head = f'<script src="{clientside.VEGA_STATIC_DIR}require.js"></script>'
+    page = tmp_path / "page.html"
+    page.write_text(f"<!doctype html><html><head><meta charset='utf-8'>{head}</head><body>{html}</body></html>")
+    return page
+
+
+def open_offline(browser, path: Path):
+    page = browser.new_page()
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(("file:", "data:")) else r.abort())
+    page.goto(path.as_uri())
+    return page, errors
+
+
+def drawing(page, vid: str) -> str:
+    return page.inner_html(f"#{vid} svg")
+
+
+@pytest.mark.parametrize("requirejs", [False, True], ids=["plain page", "page with require.js"])
+def test_changing_a_control_redraws_the_view_offline(browser, tmp_path, view, requirejs):
+    page, errors = open_offline(browser, page_with(tmp_path, view.bundles()[1]["text/html"], requirejs=requirejs))
+    try:
+        page.wait_for_selector(f"#{view.id} svg .mark-rect", state="attached", timeout=30_000)
+        before = drawing(page, view.id)
+        assert "apple" in before  # word labels drawn
+        page.check("input[name=place][value='2']")  # cross-attention
+        page.wait_for_function(f"document.querySelector('#{view.id} svg').innerHTML.includes('→')", timeout=10_000)
+        after_place = drawing(page, view.id)
+        assert after_place != before
+        page.select_option(f"#{view.id} select", index=2)
+        page.wait_for_function(
+            f"document.querySelector('#{view.id} svg').innerHTML !== {json.dumps(after_place)}", timeout=10_000
+        )
+        assert drawing(page, view.id) != after_place
+        assert not errors
+    finally:
+        page.close()
+
+
+def test_without_its_scripts_the_view_says_so_in_one_sentence(browser, tmp_path):
+    html = view_html({"mark": "point", "data": {"values": [{"a": 1}]}, "encoding": {"x": {"field": "a"}}})
+    page, _ = open_offline(browser, page_with(tmp_path, html, static=False))  # no _static/, CDN blocked
+    try:
+        page.wait_for_function("document.querySelector('.qkv-clientside').textContent.length > 0", timeout=30_000)
+        text = page.inner_text(".qkv-clientside")
+        assert text.startswith("This interactive view could not load its scripts") and "figure below" in text
+    finally:
+        page.close()
+
+
+def test_the_html_copy_stays_out_of_the_way_where_jupyterlab_drew_the_spec(browser, tmp_path):
+    html = view_html({"mark": "point"})
+    area = f'<div class="jp-OutputArea"><div class="jp-RenderedVegaCommon5"></div><div>{html}</div></div>'
+    page, errors = open_offline(browser, page_with(tmp_path, area))
+    try:
+        page.wait_for_timeout(500)
+        assert page.inner_html(".qkv-clientside") == "" and not errors
+        assert page.evaluate("window.__qkvVega === undefined")  # not even loaded
+    finally:
+        page.close()
