@@ -10,6 +10,7 @@ from test_exercises_nb09 import solution_code  # tests/ is on sys.path under pyt
 
 from course_utils import pretrained
 from course_utils.exercises import nb10 as ex
+from course_utils.tracing import trace_key
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "10_a_real_pretrained_transformer.ipynb"
 
@@ -33,7 +34,7 @@ def unanswered(w):
     raise NotImplementedError
 
 
-# ---- exercise 1: the previous-token detector and head
+# ---- exercise 2: the previous-token detector and head
 
 
 def test_detector_accepts_right_answers(capsys):
@@ -82,14 +83,14 @@ def test_previous_token_head_answer(model, capsys):
     assert not ex.check_previous_token_head(right, "zero", model)
 
 
-def test_worked_solution_of_exercise_1(model, capsys):
-    ns = {"torch": torch, "pretrained": pretrained, "model": model, "ex": ex}
+def test_worked_solution_of_exercise_2(model, capsys):
+    ns = {"torch": torch, "pretrained": pretrained, "model": model, "ex": ex, "trace_key": trace_key}
     exec(solution_code(NOTEBOOK, "previous_token_mass"), ns)
     assert ns["my_previous_token_head"] == (0, 2)
     assert "✅" in capsys.readouterr().out
 
 
-# ---- exercise 2: predict which layer separates eat more
+# ---- exercise 1: predict which layer separates eat more
 
 DIST = {0: 0.18, 1: 0.27, 2: 0.28, 3: 0.29, 4: 0.28, 5: 0.68}
 
@@ -125,7 +126,7 @@ def test_prediction_follows_the_measured_numbers():
     assert not ex.check_eat_layer_prediction("layer 5", flipped)
 
 
-def test_worked_solution_of_exercise_2(capsys):
+def test_worked_solution_of_exercise_1(capsys):
     ns = {"ex": ex, "eat_distances": DIST}
     exec(solution_code(NOTEBOOK, "my_prediction"), ns)
     assert ns["my_prediction"] == "layer 5"

@@ -6,7 +6,7 @@ import torch
 
 from . import feedback
 
-# Exercise 1: a previous-token detector, then the model's previous-token head
+# Exercise 2: a previous-token detector, then the model's previous-token head
 
 UNANSWERED_DETECTOR = (
     "not answered yet: write the body of previous_token_mass (it still raises NotImplementedError), then re-run."
@@ -91,7 +91,7 @@ def previous_token_head(model=None, sentences=None) -> tuple[int, int]:
 
 
 def check_previous_token_head(fn, answer, model=None) -> bool:
-    """Exercise 1: the learner's detector is right, and `answer` = (layer, head) of the previous-token head."""
+    """Exercise 2: the learner's detector is right, and `answer` = (layer, head) of the previous-token head."""
     if not check_previous_token_mass(fn):
         return False
     if answer is None:
@@ -112,7 +112,7 @@ def check_previous_token_head(fn, answer, model=None) -> bool:
                     "compare every (layer, head) of your detector's output over several sentences.")  # fmt: skip
 
 
-# Exercise 2: predict before you look — which layer's output separates eat (apple vs bread) more?
+# Exercise 1: predict before you look — which layer's output separates eat (apple vs bread) more?
 
 
 def _layer(prediction) -> int | None:
