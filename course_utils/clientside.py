@@ -146,6 +146,26 @@ def _label_key(i: int, word: str) -> str:
     return f"{i:02d} {word}"  # sorts by position; the axis shows the word after the 3-character prefix
 
 
+TSV_FIELDS = ("s", "p", "l", "h", "q", "w")  # sentence, place, layer, head (indices), query label, weights
+TSV_FORMAT = alt.DataFormat(type="tsv", parse={"s": "number", "p": "number", "l": "number", "h": "number"})
+
+
+def rows_tsv(rows: list[dict]) -> str:
+    """The rows as one TSV string (weights space-separated): one JSON string in the notebook, not one line per
+    number as nbformat's indented JSON would write a list."""
+    lines = ["\t".join(TSV_FIELDS)]
+    for r in rows:
+        lines.append("\t".join([*(str(r[f]) for f in TSV_FIELDS[:5]), " ".join(f"{x:g}" for x in r["w"])]))
+    return "\n".join(lines)
+
+
+def tsv_rows(text: str) -> list[dict]:
+    """rows_tsv's rows read back (tests)."""
+    head, *lines = text.split("\n")
+    rows = [dict(zip(head.split("\t"), line.split("\t"))) for line in lines]
+    return [{**r, **{f: int(r[f]) for f in "splh"}, "w": [float(x) for x in r["w"].split(" ")]} for r in rows]
+
+
 def attention_rows(traces: dict) -> tuple[list[dict], dict]:
     """Long-form rows for `attention_view`: one row per (sentence, place, layer, head, query position) with the
     query's label and the row of weights `w`; and the key labels per (sentence, place) (`keys["s|p"]`).
@@ -215,12 +235,15 @@ def attention_view(traces: dict, *, title: str = "Attention weights") -> ClientS
     key_labels = alt.param(name="keyLabels", value=keys)
     place_names = alt.param(name="placeNames", value=[PLACE_NAMES[p] for p in PLACES])
     chart = (
-        alt.layer(cells, numbers, data=alt.Data(values=rows))
+        alt.layer(cells, numbers, data=alt.Data(values=rows_tsv(rows), format=TSV_FORMAT))
         .transform_filter(
             "datum.s == sentence && datum.p == place && datum.l == layer && (head < 0 || datum.h == head)"
         )
-        .transform_calculate(k="keyLabels[datum.s + '|' + datum.p]", panel="'head ' + datum.h")
-        .transform_flatten(["w", "k"])
+        .transform_calculate(
+            k="keyLabels[datum.s + '|' + datum.p]", ws="split(datum.w, ' ')", panel="'head ' + datum.h"
+        )
+        .transform_flatten(["ws", "k"])
+        .transform_calculate(w="toNumber(datum.ws)")
         .properties(width=alt.Step(26), height=alt.Step(20))
         .facet(column=alt.Column("panel:N", title=None, header=alt.Header(labelFontSize=11)))
         .add_params(sentence, place, layer, head, key_labels, place_names)

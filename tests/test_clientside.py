@@ -11,7 +11,7 @@ import pytest
 from conftest import _missing
 
 from course_utils import clientside
-from course_utils.clientside import VEGA_FILES, VEGALITE_MIME, attention_view, spec_json, view_html
+from course_utils.clientside import VEGA_FILES, VEGALITE_MIME, attention_view, spec_json, tsv_rows, view_html
 from course_utils.data import load_probes
 from course_utils.tracing import PLACE_NAMES, PLACES, run_with_trace, trace_key
 
@@ -39,7 +39,7 @@ def n_layers(trace) -> int:
 
 
 def test_spec_embeds_every_choice_once(traces, view):
-    rows = view.spec["data"]["values"]
+    rows = tsv_rows(view.spec["data"]["values"])
     expected = {}
     for s, trace in enumerate(traces.values()):
         for p, place in enumerate(PLACES):
@@ -66,7 +66,9 @@ def test_word_labels_on_both_axes(traces, view):
     assert [k[3:] for k in keys["0|0"]] == trace.src_tokens  # encoder self: English keys
     assert [k[3:] for k in keys["0|1"]] == trace.tgt_tokens  # decoder self: German input keys
     assert [k[3:] for k in keys["0|2"]] == trace.src_tokens  # cross: English keys
-    queries = [r["q"][3:] for r in view.spec["data"]["values"] if (r["s"], r["p"], r["l"], r["h"]) == (0, 1, 0, 0)]
+    queries = [
+        r["q"][3:] for r in tsv_rows(view.spec["data"]["values"]) if (r["s"], r["p"], r["l"], r["h"]) == (0, 1, 0, 0)
+    ]
     assert queries[0] == f"<bos> → {trace.tgt_tokens[1]}"  # decoder rows as plot_attention labels them
     spec = json.dumps(view.spec)
     assert '"labelExpr": "substring(datum.label, 3)"' in spec  # the axes show the words, not the sort prefix
