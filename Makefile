@@ -45,6 +45,8 @@ execute: install
 	$(PY) tools/execute.py $(NB)
 
 # Export every notebook with nbconvert (what nbviewer uses) into build/html/, with an index page in notebook order.
+# The pages work offline: MathJax (pip: jupyter-server-mathjax), require.js, the widget manager and Vega are copied
+# into build/html/_static/; the npm files come from pinned tarballs fetched once (npm pack) into build/npm/.
 html: install
 	$(PY) tools/export_html.py --out build/html $(NB)
 
