@@ -2,7 +2,9 @@
 
 import numpy as np
 import pytest
+from notebook_cells import solution_code  # tests/ is on sys.path under pytest
 
+from course_utils.exercises import NOT_ANSWERED, not_answered
 from course_utils.exercises.nb01 import (
     check_eat_cake,
     check_four_factors,
@@ -28,8 +30,8 @@ def _unanswered(a, b):
 @pytest.mark.parametrize(
     "fn, hint",
     [
-        (None, "no answer yet"),
-        (_unanswered, "no answer yet"),
+        (None, NOT_ANSWERED),
+        (_unanswered, NOT_ANSWERED),
         (lambda a, b: float(a @ b), "dot product"),
         (lambda a, b: float(a @ b / (np.dot(a, a) * np.dot(b, b))), "squared lengths"),
         (lambda a, b: float(a @ b / np.linalg.norm(a)), "BOTH"),
@@ -42,7 +44,7 @@ def _unanswered(a, b):
 def test_my_cosine_rejects_typical_mistakes(fn, hint, capsys):
     assert not check_my_cosine(fn)
     out = capsys.readouterr().out
-    assert "Not yet" in out and hint in out
+    assert out.startswith(NOT_ANSWERED if hint == NOT_ANSWERED else "❌ Not yet: ") and hint in out
 
 
 def test_nearest_to_cake():
@@ -57,7 +59,7 @@ def test_nearest_to_cake():
 @pytest.mark.parametrize(
     "answer, hint",
     [
-        (None, "no answer yet"),
+        (None, NOT_ANSWERED),
         ("eat cake", "cosine 1 with itself"),
         ("eat apple", "largest dot product"),
         ("drink tea", "all eight"),
@@ -75,15 +77,23 @@ def test_same_topic_prediction(capsys):
     truth = topic_check(dot_matrix(SENTENCES_2D), SENTENCES_2D)["global_ok"]
     assert truth is False and check_same_topic_prediction(truth)
     assert not check_same_topic_prediction(True) and "long" in capsys.readouterr().out
-    assert not check_same_topic_prediction(None) and "no prediction" in capsys.readouterr().out
+    assert not check_same_topic_prediction(None) and NOT_ANSWERED in capsys.readouterr().out
     assert not check_same_topic_prediction("no") and "True or False" in capsys.readouterr().out
+
+
+def test_not_answered_prints_one_line_and_returns_false(capsys):
+    assert not_answered("set x, then re-run.") is False
+    assert (
+        capsys.readouterr().out == NOT_ANSWERED + "set x, then re-run.\n" == "✍ Not answered yet: set x, then re-run.\n"
+    )
 
 
 def test_unanswered_messages_do_not_give_the_answer_away(capsys):
     for check in (check_my_cosine, check_nearest_to_cake, check_same_topic_prediction, check_eat_cake):
         assert not check(None)
     out = capsys.readouterr().out
-    assert "eat bread" not in out and "False:" not in out and "0.9" not in out and "no answer yet" in out
+    assert "eat bread" not in out and "False:" not in out and "0.9" not in out
+    assert out.count(NOT_ANSWERED) == 4 and "❌" not in out
 
 
 def test_eat_cake_solution():
@@ -91,9 +101,21 @@ def test_eat_cake_solution():
     assert check_eat_cake(np.array([1.0, 0.05]))
 
 
-@pytest.mark.parametrize("answer", [(0.5, 0.5), (0.2, 0.9), (0.0, 0.0), (1, 2, 3), None, "cake"])
-def test_eat_cake_wrong(answer):
+@pytest.mark.parametrize(
+    "answer, hint",
+    [
+        ((0.5, 0.5), "closer to the food axis"),
+        ((0.2, 0.9), "closer to the food axis"),
+        ((0.0, 0.0), "not both zero; got"),
+        ((1, 2, 3), "two numbers"),
+        ("cake", "two numbers"),
+        (None, NOT_ANSWERED),
+    ],
+)
+def test_eat_cake_wrong(answer, hint, capsys):
     assert not check_eat_cake(answer)
+    out = capsys.readouterr().out
+    assert out.startswith(NOT_ANSWERED if hint == NOT_ANSWERED else "❌ Not yet: ") and hint in out
 
 
 def test_eat_cake_needs_both_measures(capsys):
@@ -110,23 +132,13 @@ def test_eat_cake_needs_both_measures(capsys):
 def test_four_factors():
     assert check_four_factors(100 * (11 * 21 * 31 * 41 / (10 * 20 * 30 * 40) - 1))
     assert check_four_factors(22.33)
-    for wrong in (None, 0.2233, 20.83, 19.35, -22.33):
+    for wrong in (None, 0.2233, 20.83, 19.35, -22.33, "lots"):
         assert not check_four_factors(wrong)
 
 
 def test_the_notebooks_worked_solution_to_exercise_1_passes(capsys):
     """Exec the code of the Solution block below exercise 1 in notebook 01."""
-    import json
-    import pathlib
-    import re
-
-    cells = json.loads(pathlib.Path(__file__).parents[1].joinpath("notebooks/01_sentence_vectors.ipynb").read_text())
-    block = next(
-        "".join(c["source"])
-        for c in cells["cells"]
-        if c["cell_type"] == "markdown" and "my_nearest = max(" in "".join(c["source"])
-    )
-    code = re.search(r"```python\n(.*?)```", block, re.S).group(1)
+    code = solution_code("01_sentence_vectors.ipynb", "my_nearest = max(")
     from course_utils.vectors import SENTENCES_3D
 
     ns = {

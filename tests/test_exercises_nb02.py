@@ -9,8 +9,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
+from notebook_cells import solution_blocks  # noqa: E402  (tests/ is on sys.path under pytest)
 
 from course_utils.errors import UnknownWordError  # noqa: E402
+from course_utils.exercises import NOT_ANSWERED  # noqa: E402
 from course_utils.exercises.nb02 import (  # noqa: E402
     check_cross_rows,
     check_qkv_by_hand,
@@ -78,8 +80,8 @@ def _same_start(d):
 @pytest.mark.parametrize(
     "make, hint",
     [
-        (None, "no answer yet"),
-        (_unanswered, "no answer yet"),
+        (None, NOT_ANSWERED),
+        (_unanswered, NOT_ANSWERED),
         (_shared, "one layer used three times"),
         (
             lambda d: (torch.nn.Linear(64, 64),) * 1 + (torch.nn.Linear(64, 64), torch.nn.Linear(64, 64)),
@@ -96,7 +98,7 @@ def _same_start(d):
 def test_qkv_layers_rejects_typical_mistakes(make, hint, capsys):
     assert not check_qkv_layers(make)
     out = capsys.readouterr().out
-    assert "Not yet" in out and hint in out
+    assert out.startswith(NOT_ANSWERED if hint == NOT_ANSWERED else "❌ Not yet: ") and hint in out
 
 
 def test_qkv_by_hand_solution():
@@ -107,8 +109,8 @@ def test_qkv_by_hand_solution():
 @pytest.mark.parametrize(
     "project, hint",
     [
-        (None, "no answer yet"),
-        (_unanswered, "no answer yet"),
+        (None, NOT_ANSWERED),
+        (_unanswered, NOT_ANSWERED),
         (lambda X, layer: X @ layer.weight + layer.bias, "X @ layer.weight.T"),  # the transposed-weight mistake
         (lambda X, layer: X @ layer.weight.T, "bias"),
         (lambda X, layer: (X @ layer.weight.T + layer.bias).T, "result is"),
@@ -119,7 +121,7 @@ def test_qkv_by_hand_solution():
 def test_qkv_by_hand_rejects_typical_mistakes(project, hint, capsys):
     assert not check_qkv_by_hand(project)
     out = capsys.readouterr().out
-    assert "Not yet" in out and hint in out
+    assert out.startswith(NOT_ANSWERED if hint == NOT_ANSWERED else "❌ Not yet: ") and hint in out
 
 
 def test_transposed_weight_fails_on_a_non_square_layer_too(capsys):
@@ -141,7 +143,7 @@ def test_same_q_prediction(model, capsys):
     truth = torch.equal(model.encoder[0].self_attn.w_q(a), model.encoder[0].self_attn.w_q(b))
     assert truth is True and check_same_q_prediction(truth)
     assert not check_same_q_prediction(False) and "one row at a time" in capsys.readouterr().out
-    assert not check_same_q_prediction(None) and "no prediction" in capsys.readouterr().out
+    assert not check_same_q_prediction(None) and NOT_ANSWERED in capsys.readouterr().out
     assert not check_same_q_prediction("same") and "True or False" in capsys.readouterr().out
 
 
@@ -177,7 +179,7 @@ def test_cross_rows_solution_matches_the_real_trace(model):
         (4, 4, "<bos>"),
         (5, 5, "different sentences"),
         (6, 4, "one row per decoder input"),
-        (None, None, "no answer yet"),
+        (None, None, NOT_ANSWERED),
         ("five", 4, "whole numbers"),
     ],
 )
@@ -192,18 +194,7 @@ def test_unanswered_messages_do_not_give_the_answer_away(capsys):
     assert not check_cross_rows(None, None)
     out = capsys.readouterr().out
     assert "2.5" not in out and "5 rows" not in out and "weight.T" not in out and "True:" not in out
-
-
-def _solution_blocks():
-    import json
-    import pathlib
-    import re
-
-    nb = json.loads(pathlib.Path(__file__).parents[1].joinpath("notebooks/02_qkv_linear_layers.ipynb").read_text())
-    blocks = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown"]
-    return [
-        m.group(1) for b in blocks if "<summary>Solution" in b for m in re.finditer(r"```python\n(.*?)```", b, re.S)
-    ]
+    assert out.count(NOT_ANSWERED) == 5 and "❌" not in out
 
 
 def test_the_notebooks_worked_solutions_pass(model, capsys):
@@ -224,7 +215,7 @@ def test_the_notebooks_worked_solutions_pass(model, capsys):
         "check_toy_query": check_toy_query,
         "check_cross_rows": check_cross_rows,
     }
-    blocks = _solution_blocks()
+    blocks = solution_blocks("02_qkv_linear_layers.ipynb")
     assert len(blocks) == 3
     for code in blocks:
         exec(code, ns)

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import math
-import re
 from pathlib import Path
 
-import nbformat
 import pytest
 import torch
 import torch.nn.functional as F
+from notebook_cells import solution_blocks  # tests/ is on sys.path under pytest
 
-from course_utils.exercises import nb03
+from course_utils.exercises import NOT_ANSWERED, nb03
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "03_scaled_dot_product_attention.ipynb"
 
@@ -103,7 +102,7 @@ def test_unanswered_raising_or_broken_functions_get_a_message_not_an_answer(caps
         for fn in (_unanswered, lambda *a, **kw: None):
             assert not check(fn)
             out = capsys.readouterr().out
-            assert out.startswith("✍ Not answered yet") and "inf" not in out and "√" not in out, out
+            assert out.startswith(NOT_ANSWERED) and "inf" not in out and "√" not in out, out
         assert not check(None)
         assert not check(lambda *a, **kw: 1 / 0)
         assert "ZeroDivisionError" in capsys.readouterr().out
@@ -123,7 +122,7 @@ def test_times_ten_prediction(capsys):
     capsys.readouterr()
     assert not nb03.check_times_ten(None, 0.818, 0.999)
     out = capsys.readouterr().out
-    assert out.startswith("✍ Not answered yet") and "0.818" not in out and "0.999" not in out
+    assert out.startswith(NOT_ANSWERED) and "0.818" not in out and "0.999" not in out
 
 
 def test_causal_prediction(capsys):
@@ -137,7 +136,7 @@ def test_causal_prediction(capsys):
     capsys.readouterr()
     assert not nb03.check_causal_top(None, row, words)
     out = capsys.readouterr().out
-    assert out.startswith("✍ Not answered yet") and "0.6" not in out
+    assert out.startswith(NOT_ANSWERED) and "0.6" not in out
 
 
 def test_eat_apple_pair_accepts_the_worked_solution():
@@ -160,7 +159,7 @@ def test_eat_apple_pair_rejects_the_sections_matrices_their_swap_and_zeros(capsy
     assert not nb03.check_eat_apple_pair(torch.zeros(3, 3), torch.zeros(3, 3))  # wrong shape: message, no error
     assert not nb03.check_eat_apple_pair(None, None)  # unanswered
     out = capsys.readouterr().out
-    assert "✍ Not answered yet" in out and "row" not in out.split("✍")[-1]
+    assert NOT_ANSWERED in out and "row" not in out.split("✍")[-1]
 
 
 def test_window_mask():
@@ -174,6 +173,19 @@ def test_window_mask():
     assert not nb03.check_window_mask(None)  # unanswered
 
 
+def test_every_unanswered_state_prints_one_not_answered_line(capsys):
+    """The committed notebook shows each exercise unanswered: one ✍ line each, never ❌ (a wrong answer)."""
+    measured = {"xavier": 0.745, "torch_default": 0.993}
+    assert not nb03.check_window_mask(None)
+    assert not nb03.check_times_ten(None, 0.818, 0.999)
+    assert not nb03.check_causal_top(None, torch.tensor([0.2, 0.2, 0.6, 0.0]), ["i", "can", "eat", "apple"])
+    assert not nb03.check_eat_apple_pair(None, None)
+    assert not nb03.check_init_guess(None, measured)
+    assert not nb03.check_masked_softmax(_unanswered) and not nb03.check_attention(_unanswered)
+    out = capsys.readouterr().out
+    assert out.count(NOT_ANSWERED) == len(out.splitlines()) == 7 and "❌" not in out
+
+
 def test_init_guess_accepts_the_measured_answer_and_rejects_the_other_and_the_placeholder(capsys):
     measured = {"xavier": 0.745, "torch_default": 0.993}
     assert nb03.check_init_guess("torch_default", measured)
@@ -184,7 +196,7 @@ def test_init_guess_accepts_the_measured_answer_and_rejects_the_other_and_the_pl
     for unanswered in ("?", "", None, ...):
         assert not nb03.check_init_guess(unanswered, measured)
         out = capsys.readouterr().out
-        assert out.startswith("✍ Write your guess first") and "0.993" not in out and "0.745" not in out
+        assert out.startswith(NOT_ANSWERED) and "0.993" not in out and "0.745" not in out
     for bad in ("both", 0.9, "kaiming"):
         assert not nb03.check_init_guess(bad, measured)
     # the checker follows the measurement, not a stored answer
@@ -216,18 +228,8 @@ def test_init_guess_on_the_notebooks_three_epoch_training():
     assert nb03.check_init_guess("torch_default", measured) and not nb03.check_init_guess("xavier", measured)
 
 
-def _solution_blocks():
-    """The python code of every worked solution in notebook 03's <details> blocks."""
-    nb = nbformat.read(NOTEBOOK, as_version=4)
-    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
-    return [
-        re.search(r"```python\n(.*?)```", block, re.S).group(1)
-        for block in re.findall(r"<summary>Worked solution</summary>(.*?)</details>", text, re.S)
-    ]
-
-
 def test_every_worked_solution_in_the_notebook_is_accepted(capsys):
-    blocks = _solution_blocks()
+    blocks = solution_blocks(NOTEBOOK)
     assert len(blocks) == 4  # exercise 1, the init guess, exercises 2 and 3
     space = {"torch": torch, "math": math, **{n: getattr(nb03, n) for n in dir(nb03) if n.startswith("check_")}}
     for code in blocks:

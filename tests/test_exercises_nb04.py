@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 import torch
+from notebook_cells import solution_code  # tests/ is on sys.path under pytest
 
 from course_utils.attention import MultiHeadAttention
-from course_utils.exercises import nb04
+from course_utils.exercises import NOT_ANSWERED, nb04
 
 
 def test_head_shapes():
@@ -30,7 +31,7 @@ def test_head_shapes():
 def test_head_shapes_unanswered_gives_nothing_away(capsys):
     nb04.check_head_shapes(None, None, None)
     out = capsys.readouterr().out
-    assert "Not yet: fill in" in out and "(B, H, T, dh)" not in out
+    assert out.startswith(NOT_ANSWERED + "fill in") and "(B, H, T, dh)" not in out
 
 
 def _solution(x_q, x_kv, W_q, W_k, W_v, W_o, n_heads, mask=None):  # the worked solution in the notebook
@@ -123,7 +124,7 @@ def test_heads_alike():
 def test_heads_alike_unanswered_gives_nothing_away(capsys):
     nb04.check_heads_alike(None, torch.eye(5).expand(2, 5, 5), list("abcde"))
     out = capsys.readouterr().out
-    assert "Not yet: set heads_attend_alike" in out and "same for" not in out
+    assert out.startswith(NOT_ANSWERED + "set heads_attend_alike") and "same for" not in out
 
 
 def test_one_head_worse():
@@ -140,7 +141,7 @@ def test_one_head_worse():
 def test_one_head_worse_unanswered_gives_nothing_away(capsys):
     nb04.check_one_head_worse(None, {0: True, 1: False})
     out = capsys.readouterr().out
-    assert "Not yet: set one_head_translates_worse" in out and "seeds" not in out
+    assert out.startswith(NOT_ANSWERED + "set one_head_translates_worse") and "seeds" not in out
 
 
 def test_multi_head_accepts_the_solution():
@@ -210,9 +211,9 @@ def test_multi_head_unanswered_and_broken(capsys):
         return x_q @ torch.ones(3, 3)
 
     assert not nb04.check_multi_head(unanswered)
-    assert "Not yet: write the body" in capsys.readouterr().out
+    assert capsys.readouterr().out.startswith(NOT_ANSWERED + "write the body")
     assert not nb04.check_multi_head(returns_none)
-    assert "Not yet: write the body" in capsys.readouterr().out
+    assert capsys.readouterr().out.startswith(NOT_ANSWERED + "write the body")
     assert not nb04.check_multi_head(crashes)
     assert "raised RuntimeError" in capsys.readouterr().out
     assert not nb04.check_multi_head(None)
@@ -241,15 +242,14 @@ def test_mha_parameters():
 def test_mha_parameters_unanswered_gives_nothing_away(capsys):
     nb04.check_mha_parameters(None, None)
     out = capsys.readouterr().out
-    assert "Not yet: fill in n_params" in out and "16640" not in out and "bias" not in out
+    assert out.startswith(NOT_ANSWERED + "fill in n_params") and "16640" not in out and "bias" not in out
 
 
 def test_notebook_solution_passes():
     """The worked solution in notebook 04's <details> block passes the checker (and the committed cell is unanswered)."""
     nb = json.loads((Path(__file__).resolve().parents[1] / "notebooks" / "04_multi_head_attention.ipynb").read_text())
     sources = ["".join(c["source"]) for c in nb["cells"]]
-    block = next(s for s in sources if s.startswith("<details>") and "def my_multi_head" in s)
-    solution = block.split("```python")[1].split("```")[0]
+    solution = solution_code("04_multi_head_attention.ipynb", "def my_multi_head")
     namespace = {"torch": torch, "math": math, "check_multi_head": nb04.check_multi_head}
     exec(solution.replace("check_multi_head(my_multi_head)", ""), namespace)
     assert nb04.check_multi_head(namespace["my_multi_head"])

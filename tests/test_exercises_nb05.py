@@ -5,33 +5,20 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import nbformat
 import torch
+from notebook_cells import solution_code  # tests/ is on sys.path under pytest
 from torch import nn
 from torch.nn import functional as F
 
 from course_utils import training
 from course_utils.data import build_vocabs, load_pairs
-from course_utils.exercises import nb05
+from course_utils.exercises import NOT_ANSWERED, nb05
 from course_utils.heads import decoder_row_labels
 from course_utils.model import ModelConfig, build_model, parameter_counts
 from course_utils.tracing import run_with_trace
 from course_utils.training import TrainConfig, load_standard_model, make_batches, single_thread
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "05_training_the_translator.ipynb"
-
-
-def solution_block(first_line: str) -> str:
-    """The python code of the notebook's worked solution whose code starts with `first_line`."""
-    cells = nbformat.read(NOTEBOOK, as_version=4).cells
-    blocks = [
-        b.split("```", 1)[0]
-        for c in cells
-        if c.cell_type == "markdown" and "<details>" in c.source
-        for b in c.source.split("```python\n")[1:]
-    ]
-    (found,) = [b for b in blocks if b.startswith(first_line)]
-    return found
 
 
 def layer_parameters(d_model, d_ff, decoder=False):  # the worked solution
@@ -59,7 +46,7 @@ def test_layer_parameters(capsys):
         == counts["decoder layer 0"] - counts["encoder layer 0"]
     )
     out = hint_for(lambda d_model, d_ff, decoder=False: None)  # the committed, unanswered state
-    assert "not answered yet" in out and "16" not in out and "33472" not in out
+    assert out.startswith(NOT_ANSWERED) and "16" not in out and "33472" not in out
 
     def count(**mistake):
         return lambda d_model, d_ff, decoder=False: nb05._layer_count(d_model, d_ff, decoder, **mistake)
@@ -86,7 +73,9 @@ def test_worked_solutions_in_the_notebook_pass(capsys):
         "nn": nn,
     }
     for first_line in ("def layer_parameters(", "def training_step("):
-        exec(compile(solution_block(first_line), f"notebook 05: solution {first_line}", "exec"), namespace)
+        code = solution_code(NOTEBOOK, first_line)
+        assert code.startswith(first_line)
+        exec(compile(code, f"notebook 05: solution {first_line}", "exec"), namespace)
         assert capsys.readouterr().out.startswith("✅"), first_line
 
 
@@ -100,9 +89,19 @@ def test_emitting_row():
     assert not nb05.check_emitting_row("brot → essen")
     assert not nb05.check_emitting_row("essen")
     assert not nb05.check_emitting_row(3)
+
     # the worked solution's statement: in layer 1 both heads of that row look at "bread"
     w_row = t["decoder.1.cross.weights"][:, t.tgt_tokens.index(solution)]
     assert all(t.src_tokens[int(i)] == "bread" for i in w_row.argmax(-1))
+
+
+def test_unanswered_states_print_one_not_answered_line(capsys):
+    """The committed notebook shows each exercise unanswered: one ✍ line each, nothing given away, never ❌."""
+    assert not nb05.check_emitting_row(None)
+    assert not nb05.check_shift_labels(lambda g: None)
+    out = capsys.readouterr().out
+    assert out.count(NOT_ANSWERED) == len(out.splitlines()) == 2 and "❌" not in out
+    assert "wollen" not in out and "<bos> →" not in out
 
 
 def test_shift_labels():
@@ -149,7 +148,7 @@ def test_first_loss_prediction(capsys):
 
     assert verdict(math.log(41))[0] and verdict(first_loss)[0] and verdict(4)[0]  # the even spread, the exact loss
     ok, out = verdict(None)  # the committed, unanswered state gives nothing away
-    assert not ok and "not answered yet" in out and "3.7" not in out and "4.1" not in out and "41" not in out
+    assert not ok and out.startswith(NOT_ANSWERED) and "3.7" not in out and "4.1" not in out and "41" not in out
     assert not verdict("four")[0]
     assert "never below 0" in verdict(0)[1]  # "it knows nothing, so nothing to lose"
     assert "more than a third" in verdict(0.5)[1]
@@ -240,7 +239,7 @@ def test_training_step_hints(capsys):
     assert "drop the last column" in hint_for(mistake(drop_last=False))
     assert "zero_grad" in hint_for(mistake(zero_grad=False))
     assert "ignore_index=0" in hint_for(mistake(ignore_pad=False))
-    assert "returns nothing yet" in hint_for(lambda model, opt, src, labels: None)
+    assert hint_for(lambda model, opt, src, labels: None).startswith(NOT_ANSWERED + "your function returns nothing")
     assert "flattened in different orders" in hint_for(mistake(axes="tb"))
 
     def loss_of(scores_and_labels):  # a step whose loss line is given as a function of (logits, labels)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from notebook_cells import solution_code  # tests/ is on sys.path under pytest
 
 from course_utils.clustering import PAIR, cosine_distance, relative_distance, word_vector
-from course_utils.exercises import nb06
+from course_utils.exercises import NOT_ANSWERED, nb06
 from course_utils.training import load_standard_model
 
-NOT_YET = "not answered yet"
+NOT_YET = NOT_ANSWERED  # the ✍ line of an unanswered exercise
 
 
 @pytest.fixture(scope="module")
@@ -139,25 +140,6 @@ def test_head_shift_answer_and_the_solution_note():
     assert nb06.head_shift(a, b, "encoder.1.self.v", 1) > 0.5  # layer 1's values of eat differ already
 
 
-def _solution(call: str) -> str:
-    """The code of the notebook's worked solution (a fenced block in a <details> cell) that contains `call`."""
-    import json
-    import re
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[1] / "notebooks" / "06_qkv_clustering_by_epoch.ipynb"
-    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-    blocks = [
-        block
-        for c in cells
-        if c["cell_type"] == "markdown" and "<details>" in "".join(c["source"])
-        for block in re.findall(r"```python\n(.*?)```", "".join(c["source"]), re.S)
-        if call in block
-    ]
-    assert len(blocks) == 1, call
-    return blocks[0]
-
-
 def test_the_notebooks_worked_solutions_pass_their_checkers(snaps, capsys):
     from course_utils.exercises.nb06 import check_head_shift, check_most_changed_word, check_pairwise_spread
     from course_utils.training import load_seeds
@@ -182,5 +164,5 @@ def test_the_notebooks_worked_solutions_pass_their_checkers(snaps, capsys):
         "check_head_shift": check_head_shift,
     }
     for call in ("check_pairwise_spread(", "check_most_changed_word(", "check_head_shift("):
-        exec(_solution(call), namespace)
+        exec(solution_code("06_qkv_clustering_by_epoch.ipynb", call), namespace)
         assert "✅" in capsys.readouterr().out, call

@@ -2,28 +2,18 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
-import nbformat
 import pytest
 import torch
+from notebook_cells import solution_code  # tests/ is on sys.path under pytest
 
 from course_utils import heads, interventions, tracing
+from course_utils.exercises import NOT_ANSWERED
 from course_utils.exercises import nb09 as ex
 from course_utils.tracing import ablate_head
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "09_heads_and_the_query_analogy.ipynb"
-
-
-def solution_code(notebook: Path, marker: str) -> str:
-    """The fenced code of the one <details> solution block of the notebook that contains `marker`."""
-    nb = nbformat.read(notebook, as_version=4)
-    blocks = [
-        c.source for c in nb.cells if c.cell_type == "markdown" and "<details>" in c.source and marker in c.source
-    ]
-    assert len(blocks) == 1, f"{len(blocks)} solution blocks contain {marker!r}"
-    return re.search(r"```python\n(.*?)```", blocks[0], re.S).group(1)
 
 
 # ---- exercise 1: a head detector over the corpus
@@ -90,8 +80,8 @@ def _unanswered(batch, place, layer, head):
 @pytest.mark.parametrize(
     "wrong, hint",
     [
-        (_unanswered, "not answered yet"),
-        (lambda batch, place, layer, head: None, "not answered yet"),
+        (_unanswered, NOT_ANSWERED),
+        (lambda batch, place, layer, head: None, NOT_ANSWERED),
         (lambda batch, place, layer, head: {"itself": 0.5}, "return a dict with the keys"),
         (lambda batch, place, layer, head: 1 / 0, "raised ZeroDivisionError"),
         (
@@ -150,8 +140,8 @@ def _sl(attn, h):
 @pytest.mark.parametrize(
     "wrong, hint",
     [
-        (_unanswered_ov, "not answered yet"),
-        (lambda attn, h: None, "not answered yet"),
+        (_unanswered_ov, NOT_ANSWERED),
+        (lambda attn, h: None, NOT_ANSWERED),
         (lambda attn, h: attn.w_v.weight[_sl(attn, h)].T @ attn.w_o.weight[_sl(attn, h)], "COLUMNS of w_o.weight"),
         (lambda attn, h: attn.w_o.weight[:, _sl(attn, h)] @ attn.w_v.weight[_sl(attn, h)], "transpose"),
         (lambda attn, h: attn.w_v.weight.T @ attn.w_o.weight.T, "every head together"),
@@ -168,7 +158,7 @@ def test_ov_map_rejects(shipped_model, wrong, hint, capsys):
     assert not ex.check_ov_map(wrong, shipped_model)
     out = capsys.readouterr().out
     assert hint in out
-    if "not answered" in hint:
+    if hint == NOT_ANSWERED:
         assert "w_o" not in out and "W^O" not in out
 
 
@@ -189,7 +179,7 @@ def test_uniform_prediction_accepts_close_guesses(uniform_table, guess, capsys):
 
 
 @pytest.mark.parametrize(
-    "guess, hint", [(None, "not answered yet"), (0.2, "More than most expect"), ("most", "number"), (-1, "share")]
+    "guess, hint", [(None, NOT_ANSWERED), (0.2, "More than most expect"), ("most", "number"), (-1, "share")]
 )
 def test_uniform_prediction_rejects(uniform_table, guess, hint, capsys):
     assert not ex.check_uniform_prediction(guess, uniform_table)
@@ -216,8 +206,8 @@ def test_remove_cross_layer_solutions(shipped_model, all_pairs, capsys):
 @pytest.mark.parametrize(
     "wrong, hint",
     [
-        ({}, "not answered yet"),
-        (None, "not answered yet"),
+        ({}, NOT_ANSWERED),
+        (None, NOT_ANSWERED),
         ({"decoder.0.cross.x1": lambda x1, name: x1}, "unchanged"),
         ({"decoder.0.cross.x1": ablate_head(0)}, "only one head"),
         ({"decoder.0.cross.x1": ablate_head(1)}, "only one head"),

@@ -1,13 +1,59 @@
-"""Exercise checkers, one module per notebook (nb01 ... nb09).
+"""Exercise checkers, one module per notebook (nb01 ... nb10).
 
 Every checker returns True for a right answer and False for a wrong one, and prints one line of
-feedback; `tests/` checks that wrong answers are rejected.
+feedback; `tests/` checks that wrong answers are rejected. Three kinds of line, one vocabulary:
+`feedback` prints ✅ (right) or ❌ (wrong, with a hint); `not_answered` prints ✍ for an exercise the
+learner has not answered yet (the state the committed notebooks show), without giving the answer away.
+Two source readers serve the checkers that ask for code written a certain way: `python_loops` (no Python
+loop) and `names_used` (not the course's own helper).
 """
 
 from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+
+NOT_ANSWERED = "✍ Not answered yet: "  # the prefix of every unanswered line (checkers that return messages use it)
 
 
 def feedback(ok: bool, success: str, hint: str) -> bool:
     """Print ✅ success or ❌ hint and return ok."""
     print(("✅ " + success) if ok else ("❌ Not yet: " + hint))
     return bool(ok)
+
+
+def not_answered(what: str) -> bool:
+    """Print "✍ Not answered yet: " + what (what to do to answer) and return False."""
+    print(NOT_ANSWERED + what)
+    return False
+
+
+_LOOPS = (ast.For, ast.While, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.AsyncFor)
+
+
+def python_loops(fn) -> list[str]:
+    """The Python loops (for, while, comprehensions) in fn's source, as 'for (line 3)'; [] when there are none
+    or when the source cannot be read (a function typed at a plain interpreter prompt)."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return []
+    names = {ast.For: "for", ast.AsyncFor: "for", ast.While: "while", ast.GeneratorExp: "generator expression"}
+    return [
+        f"{names.get(type(node), 'comprehension')} (line {node.lineno})"
+        for node in ast.walk(tree)
+        if isinstance(node, _LOOPS)
+    ]
+
+
+def names_used(fn, names) -> list[str]:
+    """The names from `names` that fn's source uses (as `name` or `module.name`), sorted; [] when the source
+    cannot be read (a lambda inside a longer line, a function typed at a prompt)."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return []
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    used |= {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    return sorted(used & set(names))

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from ..vectors import SENTENCES_2D, SENTENCES_3D, cosine, dot, topic
-from . import feedback
+from . import feedback, not_answered
 
 
 def _number(x) -> float | None:
@@ -31,13 +31,13 @@ _COSINE_CASES = [
 def check_my_cosine(fn) -> bool:
     """Exercise 1a: the learner's `my_cosine(a, b)` (NumPy arrays in, one number out) gives a·b / (|a| |b|)."""
     if not callable(fn):
-        return feedback(False, "", "no answer yet: write the body of my_cosine(a, b), then re-run the cell.")
+        return not_answered("write the body of my_cosine(a, b), then re-run the cell.")
     got = []
     for a, b in _COSINE_CASES:
         try:
             value = fn(np.array(a), np.array(b))
         except NotImplementedError:
-            return feedback(False, "", "no answer yet: replace `raise NotImplementedError` with your code.")
+            return not_answered("replace `raise NotImplementedError` with your code.")
         except Exception as err:  # the learner's code: say what it raised
             return feedback(False, "", f"my_cosine({a}, {b}) raised {type(err).__name__}: {err}")
         v = _number(value) if np.ndim(value) == 0 else None
@@ -74,7 +74,7 @@ def check_nearest_to_cake(sentence) -> bool:
     by_cos = max(others, key=lambda s: cosine(SENTENCES_3D[CAKE], others[s]))
     by_dot = max(others, key=lambda s: dot(SENTENCES_3D[CAKE], others[s]))
     if sentence is None:
-        return feedback(False, "", "no answer yet: set my_nearest to a sentence, e.g. 'drink tea', then re-run.")
+        return not_answered("set my_nearest to a sentence, e.g. 'drink tea', then re-run.")
     if sentence not in SENTENCES_3D:
         return feedback(False, "", f"give one of the nine sentences: {', '.join(SENTENCES_3D)}.")
     if sentence == CAKE:
@@ -96,7 +96,7 @@ def check_same_topic_prediction(prediction) -> bool:
     """Predict before you look: by dot product, does every same-topic pair of the six 2-D sentences beat every
     cross-topic pair? (No: 'drink beer' · 'read newspaper' beats 'eat apple' · 'eat bread'.)"""
     if prediction is None:
-        return feedback(False, "", "no prediction recorded: set my_prediction to True or False before the table.")
+        return not_answered("set my_prediction to True or False before the table.")
     if not isinstance(prediction, (bool, np.bool_)):
         return feedback(False, "", "predict with True or False.")
     if prediction:
@@ -112,12 +112,14 @@ def check_same_topic_prediction(prediction) -> bool:
 def check_eat_cake(vector) -> bool:
     """Exercise 2: a 2-D vector for 'eat cake' whose dot product AND cosine with both 'eat' sentences beat
     those with every 'drink' and 'read' sentence."""
+    if vector is None:
+        return not_answered("give two numbers (food, reading), not both zero, then re-run.")
     try:
         v = np.asarray(vector, dtype=np.float64).reshape(-1)
     except (TypeError, ValueError):
         v = np.zeros(0)
     if v.shape != (2,) or not np.all(np.isfinite(v)) or np.linalg.norm(v) == 0:
-        return feedback(False, "", "no answer yet: give two numbers (food, reading), not both zero, then re-run.")
+        return feedback(False, "", f"give two numbers (food, reading), not both zero; got {vector!r}.")
     for name, f in (("dot product", dot), ("cosine", cosine)):
         same = min(f(v, u) for s, u in SENTENCES_2D.items() if topic(s) == "eat")
         worst, other = max((f(v, u), s) for s, u in SENTENCES_2D.items() if topic(s) != "eat")
@@ -135,8 +137,10 @@ def check_four_factors(percent) -> bool:
     """Exercise 3: relative change (in %) of 10·20·30·40 when every factor grows by 1."""
     p = _number(percent)
     expected = 100 * (math.prod([11, 21, 31, 41]) / math.prod([10, 20, 30, 40]) - 1)
+    if percent is None:
+        return not_answered("give one number, the change in percent, then re-run.")
     if p is None:
-        return feedback(False, "", "no answer yet: give one number, the change in percent, then re-run.")
+        return feedback(False, "", f"give one number, the change in percent; got {percent!r}.")
     if abs(p - expected / 100) < 0.001:
         return feedback(False, "", "that looks like a fraction; multiply by 100 to get percent.")
     if abs(p - expected) > 0.05:

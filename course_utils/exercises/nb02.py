@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from ..projections import TOY_VOCAB, TOY_WQ
-from . import feedback
+from . import feedback, not_answered
 
 # The sentences of exercise 3 (cross-attention rows) and of the layer-0 prediction.
 CROSS_SENTENCE = "i can eat bread"  # -> decoder input <bos> ich kann brot essen
@@ -24,12 +24,12 @@ def check_qkv_layers(make_layers) -> bool:
     """Exercise 1a: `make_layers(d_model)` returns three nn.Linear layers (w_q, w_k, w_v), each d_model -> d_model
     with a bias, as the course model's attention has them (course_utils.attention.MultiHeadAttention)."""
     if not callable(make_layers):
-        return feedback(False, "", "no answer yet: write the body of my_qkv_layers(d_model), then re-run the cell.")
+        return not_answered("write the body of my_qkv_layers(d_model), then re-run the cell.")
     for d_model in (4, 6):
         try:
             layers = make_layers(d_model)
         except NotImplementedError:
-            return feedback(False, "", "no answer yet: replace `raise NotImplementedError` with your code.")
+            return not_answered("replace `raise NotImplementedError` with your code.")
         except Exception as err:  # the learner's code: say what it raised
             return feedback(False, "", f"my_qkv_layers({d_model}) raised {type(err).__name__}: {err}")
         layers = _layers(layers)
@@ -60,7 +60,7 @@ def check_qkv_by_hand(project) -> bool:
     """Exercise 1b: `project(X, layer)` computes what `layer(X)` computes, from layer.weight and layer.bias only:
     X @ weight.T + bias. Tried on a square layer (where the untransposed weight still runs) and a 4 -> 3 layer."""
     if not callable(project):
-        return feedback(False, "", "no answer yet: write the body of my_project(X, layer), then re-run the cell.")
+        return not_answered("write the body of my_project(X, layer), then re-run the cell.")
     g = torch.Generator().manual_seed(12)
     X = torch.randn(3, 4, generator=g)
     for d_out in (4, 3):
@@ -73,7 +73,7 @@ def check_qkv_by_hand(project) -> bool:
             with torch.no_grad():
                 got = project(X, layer)
         except NotImplementedError:
-            return feedback(False, "", "no answer yet: replace `raise NotImplementedError` with your code.")
+            return not_answered("replace `raise NotImplementedError` with your code.")
         except RuntimeError as err:
             if "shape" in str(err) or "mat1" in str(err) or "size" in str(err):
                 return feedback(
@@ -110,7 +110,7 @@ def check_same_q_prediction(prediction) -> bool:
     """Predict before you look: is the layer-0 query of 'eat' exactly the same in 'we want to eat apple' and in
     'we want to eat bread'? (Yes: W^Q reads one word's vector at a time.)"""
     if prediction is None:
-        return feedback(False, "", "no prediction recorded: set my_prediction to True or False before the next cell.")
+        return not_answered("set my_prediction to True or False before the next cell.")
     if not isinstance(prediction, bool):
         return feedback(False, "", "predict with True or False.")
     if not prediction:
@@ -127,7 +127,7 @@ def check_toy_query(query) -> bool:
     """Exercise 2: the toy query of x = 0.25·one_hot('eat') + 0.75·one_hot('read'), i.e. x · TOY_WQ."""
     expected = 0.25 * TOY_WQ[TOY_VOCAB.index("eat")] + 0.75 * TOY_WQ[TOY_VOCAB.index("read")]
     if query is None:
-        return feedback(False, "", "no answer yet: set my_toy_query to a vector of 3 numbers, then re-run.")
+        return not_answered("set my_toy_query to a vector of 3 numbers, then re-run.")
     try:
         q = torch.as_tensor(query, dtype=torch.float32).reshape(-1)
     except (TypeError, ValueError, RuntimeError):
@@ -145,7 +145,7 @@ def check_cross_rows(n_queries, n_keys) -> bool:
     """Exercise 3: in the cross-attention for 'i can eat bread' (decoder input '<bos> ich kann brot essen'), how many
     rows do Q and K have? Q: one per decoder position (5); K: one per English word (4)."""
     if n_queries is None or n_keys is None:
-        return feedback(False, "", "no answer yet: give two whole numbers, the rows of Q and of K, then re-run.")
+        return not_answered("give two whole numbers, the rows of Q and of K, then re-run.")
     try:
         q, k = int(n_queries), int(n_keys)
     except (TypeError, ValueError):

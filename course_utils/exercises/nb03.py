@@ -9,20 +9,16 @@ import torch
 from ..attention import masked_softmax, scaled_dot_product_attention
 from ..model import INITS  # the one list of initialisations
 from ..stepwise import toy_embeddings
-from . import feedback
+from . import NOT_ANSWERED, feedback, not_answered
 
 TOY_WORDS = ("i", "can", "eat", "apple")
-
-
-NOT_ANSWERED = "✍ Not answered yet: "
 
 
 def check_window_mask(mask) -> bool:
     """Exercise 3: (4, 4) bool mask, True = may attend: every word sees itself and the word just before it."""
     want = torch.ones(4, 4, dtype=torch.bool).tril() & torch.ones(4, 4, dtype=torch.bool).triu(-1)
     if mask is None:
-        print(NOT_ANSWERED + "build window_mask, a (4, 4) bool tensor, then re-run this cell.")
-        return False
+        return not_answered("build window_mask, a (4, 4) bool tensor, then re-run this cell.")
     if not isinstance(mask, torch.Tensor) or mask.shape != (4, 4):
         return feedback(False, "", "window_mask must be a (4, 4) tensor.")
     if mask.dtype != torch.bool:
@@ -172,8 +168,7 @@ def check_times_ten(prediction, before: float, after: float) -> bool:
 
     `before` and `after` are that weight as the notebook measured it; the checker follows the measurement."""
     if prediction is None:
-        print(NOT_ANSWERED + 'set my_prediction_x10 to "up", "down" or "same", then re-run this cell.')
-        return False
+        return not_answered('set my_prediction_x10 to "up", "down" or "same", then re-run this cell.')
     answer = str(prediction).strip().lower()
     if answer not in ("up", "down", "same"):
         return feedback(False, "", f'answer "up", "down" or "same"; got {prediction!r}.')
@@ -191,8 +186,7 @@ def check_times_ten(prediction, before: float, after: float) -> bool:
 def check_causal_top(guess, weights_row, words) -> bool:
     """Predict (section 5): under the causal mask, which word gets eat's largest weight? Follows the measured row."""
     if guess is None:
-        print(NOT_ANSWERED + "set my_causal_guess to one of the words eat may see, then re-run this cell.")
-        return False
+        return not_answered("set my_causal_guess to one of the words eat may see, then re-run this cell.")
     words = list(words)
     if guess not in words:
         return feedback(False, "", f"give one of the words {words}; got {guess!r}.")
@@ -219,8 +213,7 @@ def toy_weights(W_Q, W_K, words=TOY_WORDS) -> torch.Tensor:
 def check_eat_apple_pair(W_Q, W_K) -> bool:
     """Exercise 2: 2×2 W_Q, W_K such that 'eat' gives 'apple' and 'apple' gives 'eat' its largest weight, above 0.5."""
     if W_Q is None or W_K is None:
-        print(NOT_ANSWERED + "fill in W_Q2 and W_K2 (2×2 tensors), then re-run this cell.")
-        return False
+        return not_answered("fill in W_Q2 and W_K2 (2×2 tensors), then re-run this cell.")
     try:
         w = toy_weights(W_Q, W_K)
     except (ValueError, TypeError, RuntimeError) as exc:
@@ -259,8 +252,7 @@ def check_init_guess(guess, measured: dict) -> bool:
     if set(measured) != set(INITS):
         raise ValueError(f"measured must have exactly the keys {INITS}; got {sorted(measured)}")
     if guess is None or guess is Ellipsis or (isinstance(guess, str) and guess.strip() in ("", GUESS_PLACEHOLDER)):
-        print('✍ Write your guess first: set my_guess to "xavier" or "torch_default", then run the cells again.')
-        return False
+        return not_answered('set my_guess to "xavier" or "torch_default", then run the cells again.')
     if not isinstance(guess, str) or guess.strip().lower().replace(" ", "_").replace("-", "_") not in INITS:
         return feedback(False, "", f'my_guess must be "xavier" or "torch_default"; got {guess!r}.')
     guess = guess.strip().lower().replace(" ", "_").replace("-", "_")

@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 from ..attention import MultiHeadAttention
-from . import feedback
+from . import feedback, not_answered
 
 B, D_MODEL, H = 2, 64, 8  # exercise 2 (batch size, d_model) and exercise 3 (H)
 SHAPES_B, SHAPES_T, SHAPES_H = 3, 7, 16  # exercise 1: not a case that the notebook's shape table shows
@@ -20,9 +20,7 @@ def check_head_shapes(q_heads_shape, scores_shape, concat_shape) -> bool:
     dh = D_MODEL // h
     want = {"q after the split": (b, h, t, dh), "scores": (b, h, t, t), "concat": (b, t, D_MODEL)}
     if q_heads_shape is None and scores_shape is None and concat_shape is None:
-        return feedback(
-            False, "", "fill in q_heads_shape, scores_shape and concat_shape (tuples of ints), then re-run."
-        )
+        return not_answered("fill in q_heads_shape, scores_shape and concat_shape (tuples of ints), then re-run.")
     got = {}
     for name, shape in zip(want, (q_heads_shape, scores_shape, concat_shape)):
         try:
@@ -48,9 +46,7 @@ def check_heads_alike(heads_attend_alike, weights, tokens) -> bool:
     words both heads put their largest weight on the same key word.
     """
     if heads_attend_alike is None:
-        return feedback(
-            False, "", "set heads_attend_alike to True or False in the cell above the heatmaps, then re-run."
-        )
+        return not_answered("set heads_attend_alike to True or False in the cell above the heatmaps, then re-run.")
     if not isinstance(heads_attend_alike, bool):
         return feedback(False, "", f"answer True or False; got {heads_attend_alike!r}.")
     top = torch.as_tensor(weights).argmax(-1)  # (H, T): each head's strongest key word per query word
@@ -77,9 +73,7 @@ def check_one_head_worse(one_head_translates_worse, two_heads_better: dict) -> b
     two_heads_better: {seed: the 2-head model scores higher (train + held-out exact match)}; "worse" = on most seeds.
     """
     if one_head_translates_worse is None:
-        return feedback(
-            False, "", "set one_head_translates_worse to True or False in the cell above the table, then re-run."
-        )
+        return not_answered("set one_head_translates_worse to True or False in the cell above the table, then re-run.")
     if not isinstance(one_head_translates_worse, bool):
         return feedback(False, "", f"answer True or False; got {one_head_translates_worse!r}.")
     worse = [s for s, v in two_heads_better.items() if v]
@@ -238,10 +232,8 @@ def check_multi_head(fn) -> bool:
             try:
                 got = fn(mine_q, mine_kv, *lin, n_heads) if mask is None else fn(mine_q, mine_kv, *lin, n_heads, mask)
             except NotImplementedError:
-                return feedback(
-                    False,
-                    "",
-                    "write the body of my_multi_head (it still raises NotImplementedError), then re-run this cell.",
+                return not_answered(
+                    "write the body of my_multi_head (it still raises NotImplementedError), then re-run this cell."
                 )
             except Exception as exc:  # the learner's code may raise anything
                 hint = ""
@@ -252,7 +244,7 @@ def check_multi_head(fn) -> bool:
                     )
                 return feedback(False, "", f"{case}: my_multi_head raised {type(exc).__name__}: {exc}.{hint}")
         if got is None:
-            return feedback(False, "", "write the body of my_multi_head (it returns None), then re-run this cell.")
+            return not_answered("write the body of my_multi_head (it returns None), then re-run this cell.")
         if isinstance(got, tuple) and len(got) == 2:
             got = got[0]  # (out, weights), like MultiHeadAttention: the output is what we compare
         if not isinstance(got, torch.Tensor) or got.shape != want.shape:
@@ -295,9 +287,7 @@ def check_mha_parameters(n_params, grows_with_heads) -> bool:
     and whether that number grows with H."""
     want = sum(p.numel() for p in MultiHeadAttention(D_MODEL, H).parameters())  # 4 * (64*64 + 64)
     if n_params is None and grows_with_heads is None:
-        return feedback(
-            False, "", "fill in n_params (a whole number) and grows_with_heads (True or False), then re-run."
-        )
+        return not_answered("fill in n_params (a whole number) and grows_with_heads (True or False), then re-run.")
     try:
         n = int(n_params)
     except (TypeError, ValueError):

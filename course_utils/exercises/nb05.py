@@ -8,7 +8,7 @@ import re
 import torch
 from torch import nn
 
-from . import feedback
+from . import feedback, not_answered
 
 _LAYER_SIZES = ((64, 128), (32, 64), (16, 48), (128, 256))  # (d_model, d_ff): the course's first
 
@@ -61,7 +61,7 @@ def check_layer_parameters(layer_parameters) -> bool:
         except Exception as err:  # the learner's code: report, never raise
             return feedback(False, "", f"your function raised {type(err).__name__}: {err}")
     if all(v is None for v in got.values()):
-        return feedback(False, "", "not answered yet: your function returns nothing: write its body, then re-run.")
+        return not_answered("your function returns nothing: write its body, then re-run.")
     want = {}
     for d, f in _LAYER_SIZES:
         want[d, f, False], want[d, f, True] = _built_layer_counts(d, f)
@@ -102,6 +102,8 @@ def check_emitting_row(row_word) -> bool:
     inputs = ["<bos>", "wir", "wollen", "brot", "essen"]
     outputs = ["wir", "wollen", "brot", "essen", "<eos>"]
     want = inputs[outputs.index("brot")]
+    if row_word is None:
+        return not_answered("answer with the row's decoder input token, a word such as 'wir', then re-run.")
     if not isinstance(row_word, str):
         return feedback(
             False, "", f"answer with the row's decoder input token, a word such as 'wir'; got {row_word!r}."
@@ -157,7 +159,7 @@ def check_shift_labels(shift_labels) -> bool:
         except Exception as err:  # the learner's code: report, never raise
             return feedback(False, "", f"your function raised {type(err).__name__}: {err}")
         if got is None:
-            return feedback(False, "", "your function returns nothing yet: write its body and return the list.")
+            return not_answered("your function returns nothing: write its body and return the list.")
         pairs = _as_pairs(got) if not isinstance(got, str) else None
         if pairs is None:
             return feedback(False, "", f"return a list of labels such as '<bos> → wir'; got {got!r}.")
@@ -191,10 +193,8 @@ def check_first_loss(my_first_loss, first_loss: float) -> bool:
     """Section 3's prompt: the learner's guess of the untrained model's loss on the first batch, compared with the
     loss the next cell computes. Right within 15 % of it or of the even-spread loss ln 41."""
     if my_first_loss is None:
-        return feedback(
-            False,
-            "",
-            "not answered yet: write your guess (a number) into my_first_loss in the cell above, run it, then re-run this one.",
+        return not_answered(
+            "write your guess (a number) into my_first_loss in the cell above, run it, then re-run this one."
         )
     try:
         guess = float(my_first_loss)
@@ -373,7 +373,7 @@ def check_training_step(training_step) -> bool:
     untouched = _two_steps(lambda *args: None)[1]
     if all(torch.equal(weights[k], untouched[k]) for k in weights):
         if all(x is None for x in losses):
-            return feedback(False, "", "your function returns nothing yet and changes no weight: write its body.")
+            return not_answered("your function returns nothing and changes no weight: write its body.")
         return feedback(False, "", "the weights did not change: after loss.backward() call opt.step().")
     numbers = [_as_number(x) for x in losses]
     if any(x is None for x in numbers):

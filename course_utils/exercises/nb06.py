@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..clustering import PAIR, cosine_distance, pairwise_spread, relative_distance, word_vector
-from . import feedback
-from .nb08 import python_loops
+from . import feedback, not_answered, python_loops
 
 SHARED = ("we", "want", "to", "eat")  # the words both sentences of PAIR share (exercise 2)
 
@@ -14,9 +13,9 @@ SHARED = ("we", "want", "to", "eat")  # the words both sentences of PAIR share (
 def check_pairwise_spread(fn) -> bool:
     """Exercise 1: fn(X (N, dim)) -> pairwise spread = mean pairwise Euclidean distance / mean vector length,
     without a Python loop."""
-    not_yet = "not answered yet: write the body of my_pairwise_spread(X) (it returns one number), then re-run it."
+    not_yet = "write the body of my_pairwise_spread(X) (it returns one number), then re-run it."
     if fn is None:
-        return feedback(False, "", not_yet)
+        return not_answered(not_yet)
     if not callable(fn):
         return feedback(False, "", "pass the function itself: check_pairwise_spread(my_pairwise_spread).")
     rng = np.random.default_rng(6)
@@ -31,7 +30,7 @@ def check_pairwise_spread(fn) -> bool:
         except Exception as exc:  # the learner's code may raise anything
             return feedback(False, "", f"my_pairwise_spread raised {type(exc).__name__}: {exc} (on {name}).")
         if got is None:
-            return feedback(False, "", not_yet)
+            return not_answered(not_yet)
         got = float(got)
         want = pairwise_spread(X)
         if not np.isfinite(got) or abs(got - want) > 1e-6 * max(1.0, want):
@@ -76,11 +75,7 @@ def check_most_changed_word(shifts, my_prediction=None) -> bool:
     from ..training import load_standard_model
 
     if shifts is None:
-        return feedback(
-            False,
-            "",
-            "not answered yet: fill in shifts = {word: relative distance} for we, want, to, eat, then re-run.",
-        )
+        return not_answered("fill in shifts = {word: relative distance} for we, want, to, eat, then re-run.")
     if not isinstance(shifts, dict):
         return feedback(False, "", f"shifts should be a dict {{word: number}}, not {type(shifts).__name__}.")
     if set(shifts) != set(SHARED):
@@ -143,9 +138,9 @@ def check_head_shift(fn, my_prediction=None) -> bool:
     """Exercise 3: fn(trace_a, trace_b, key, head, word="eat") -> the relative distance between word's vectors of
     one head in two traces; my_prediction (0 or 1: the head of seed 4's encoder layer 1 whose x1 of 'eat' differs
     more) is compared, not graded."""
-    not_yet = "not answered yet: write the body of my_head_shift (it returns one number), then re-run the cell."
+    not_yet = "write the body of my_head_shift (it returns one number), then re-run the cell."
     if fn is None:
-        return feedback(False, "", not_yet)
+        return not_answered(not_yet)
     if not callable(fn):
         return feedback(False, "", "pass the function itself: check_head_shift(my_head_shift, my_prediction).")
     cases = _head_cases()
@@ -156,7 +151,7 @@ def check_head_shift(fn, my_prediction=None) -> bool:
         except Exception as exc:  # the learner's code may raise anything
             return feedback(False, "", f"my_head_shift raised {type(exc).__name__}: {exc} (key {key}, head {head}).")
         if got is None:
-            return feedback(False, "", not_yet)
+            return not_answered(not_yet)
         got, want = float(got), head_shift(a, b, key, head)
         if abs(got - want) > 1e-6:
             va, vb = (word_vector(t, key, "eat", head) for t in (a, b))

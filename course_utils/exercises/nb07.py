@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..training import SEEDS  # exercise 3: the shipped seeds of the learned-PE model
-from . import feedback
+from . import feedback, not_answered
 
 MOVED = "can apple we eat"  # exercise 2: "we can eat apple" reordered (perm [1, 3, 0, 2], not its own inverse)
 SYMMETRY = {  # exercise 1: what happens to each thing when the English words are reordered
@@ -39,11 +39,11 @@ def check_moved_weights(moved) -> bool:
     try:
         got = moved(W_a.copy(), list(perm))
     except NotImplementedError:
-        return feedback(False, "", "not answered yet: write the body of moved(W_a, perm), then re-run.")
+        return not_answered("write the body of moved(W_a, perm), then re-run.")
     except Exception as exc:  # a learner's bug: say what happened, no traceback
         return feedback(False, "", f"moved raised {type(exc).__name__}: {exc}")
     if got is None:
-        return feedback(False, "", "not answered yet: write the body of moved(W_a, perm), then re-run.")
+        return not_answered("write the body of moved(W_a, perm), then re-run.")
     got = np.asarray(got, dtype=float)
     if got.shape != W_b.shape:
         return feedback(False, "", f"keep the shape (heads, queries, keys) = {W_b.shape}; got {got.shape}.")
@@ -82,9 +82,7 @@ def check_symmetry(answers) -> bool:
     if not isinstance(answers, dict) or set(answers) != set(SYMMETRY):
         return feedback(False, "", f"answer with a dict that has exactly these keys: {list(SYMMETRY)}")
     if all(v is None for v in answers.values()):
-        return feedback(
-            False, "", "not answered yet: fill in each prediction ('invariant', 'equivariant' or 'neither')."
-        )
+        return not_answered("fill in each prediction ('invariant', 'equivariant' or 'neither').")
     given = {k: str(v).strip().lower() if v is not None else None for k, v in answers.items()}
     bad = [k for k, v in given.items() if v not in ("invariant", "equivariant", "neither")]
     if bad:
@@ -114,7 +112,7 @@ def check_distinct(counts, one_each=None) -> bool:
     if not isinstance(counts, dict) or set(counts) != set(SEEDS):
         return feedback(False, "", f"answer with a dict with the seeds {list(SEEDS)} as keys")
     if all(v is None for v in counts.values()):
-        return feedback(False, "", "not answered yet: write the loop that fills distinct[seed], then re-run.")
+        return not_answered("write the loop that fills distinct[seed], then re-run.")
     if any(not isinstance(v, (int, np.integer)) or isinstance(v, bool) for v in counts.values()):
         return feedback(False, "", "each value must be a whole number (how many different translations).")
     if all(v == 120 for v in counts.values()):
@@ -146,11 +144,7 @@ def check_orderings(my_orderings, model) -> bool:
     from ..probing import distinct_translations
 
     if my_orderings is None:
-        return feedback(
-            False,
-            "",
-            "not answered yet: write your guess (a whole number from 0 to 24) into my_orderings, then re-run.",
-        )
+        return not_answered("write your guess (a whole number from 0 to 24) into my_orderings, then re-run.")
     if isinstance(my_orderings, bool) or not isinstance(my_orderings, (int, np.integer)) or not 0 <= my_orderings <= 24:
         return feedback(False, "", f"my_orderings must be a whole number from 0 to 24; got {my_orderings!r}.")
     truth = distinct_translations(model, FOUR_WORDS).get(FOUR_GERMAN, 0)

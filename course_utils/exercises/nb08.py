@@ -2,45 +2,13 @@
 
 from __future__ import annotations
 
-import ast
-import inspect
-import textwrap
-
 import numpy as np
 
-from . import feedback
+from . import feedback, names_used, not_answered, python_loops
 
 MISLEADING_AGAIN = "i can eat bread book"  # exercise 3: the misleading sentence with another food
 MOVED_KEYS = {"encoder.0.self.x1": "can", "decoder.0.cross.x1": "kann"}  # exercise 2: key -> seed 0's mover
 _CHECKED_KEYS = (*MOVED_KEYS, "encoder.1.layer_out", "decoder.1.layer_out")  # more keys: no hard-coded words
-_LOOPS = (ast.For, ast.While, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.AsyncFor)
-
-
-def python_loops(fn) -> list[str]:
-    """The Python loops (for, while, comprehensions) in fn's source, as 'for (line 3)'; [] when there are none
-    or when the source cannot be read (a function typed at a plain interpreter prompt)."""
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
-    except (OSError, TypeError, SyntaxError):
-        return []
-    names = {ast.For: "for", ast.AsyncFor: "for", ast.While: "while", ast.GeneratorExp: "generator expression"}
-    return [
-        f"{names.get(type(node), 'comprehension')} (line {node.lineno})"
-        for node in ast.walk(tree)
-        if isinstance(node, _LOOPS)
-    ]
-
-
-def names_used(fn, names) -> list[str]:
-    """The names from `names` that fn's source uses (as `name` or `module.name`), sorted; [] when the source
-    cannot be read."""
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
-    except (OSError, TypeError, SyntaxError):
-        return []
-    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
-    used |= {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
-    return sorted(used & set(names))
 
 
 def check_word_spread(fn) -> bool:
@@ -48,9 +16,9 @@ def check_word_spread(fn) -> bool:
     without a Python loop."""
     from ..probing import mean_pairwise_cosine_distance
 
-    not_yet = "not answered yet: write the body of my_word_spread(V) (it returns one number), then re-run the cell."
+    not_yet = "write the body of my_word_spread(V) (it returns one number), then re-run the cell."
     if fn is None:
-        return feedback(False, "", not_yet)
+        return not_answered(not_yet)
     if not callable(fn):
         return feedback(False, "", "pass your function itself, e.g. check_word_spread(my_word_spread).")
     rng = np.random.default_rng(0)
@@ -66,7 +34,7 @@ def check_word_spread(fn) -> bool:
         except Exception as exc:  # the learner's code may fail in any way
             return feedback(False, "", f"your function raised {type(exc).__name__}: {exc}")
         if got is None:
-            return feedback(False, "", not_yet)
+            return not_answered(not_yet)
         try:
             got = float(got)
         except (TypeError, ValueError):
@@ -119,9 +87,9 @@ def check_most_moved(fn, seed_traces, predicted_can=None, predicted_kann=None) -
     from ..analysis import seed_verdict
     from ..probing import shared_positions, word_spread
 
-    not_yet = "not answered yet: write the body of most_moved(traces, key) (it returns one word), then re-run the cell."
+    not_yet = "write the body of most_moved(traces, key) (it returns one word), then re-run the cell."
     if fn is None:
-        return feedback(False, "", not_yet)
+        return not_answered(not_yet)
     if not callable(fn):
         return feedback(False, "", "pass your function itself, e.g. check_most_moved(most_moved, seed_traces, ...).")
     helpers = names_used(fn, ("word_spread", "spread_table", "spread_pivot"))
@@ -140,7 +108,7 @@ def check_most_moved(fn, seed_traces, predicted_can=None, predicted_kann=None) -
             except Exception as exc:  # the learner's code may fail in any way
                 return feedback(False, "", f"seed {s}, {key}: your function raised {type(exc).__name__}: {exc}")
             if got is None:
-                return feedback(False, "", not_yet)
+                return not_answered(not_yet)
             words = [w for _, w in shared_positions(traces, key)]
             if not isinstance(got, str):
                 return feedback(False, "", f"return the word itself (one of {words}), not {type(got).__name__}.")
@@ -187,9 +155,7 @@ def check_kept_object(kept, my_prediction=None) -> bool:
     my_prediction: the set of seeds the learner guessed keep 'book' (compared, not graded)."""
     want = kept_objects()
     if kept is None:
-        return feedback(
-            False, "", "not answered yet: fill in kept = {seed: 'bread' or 'book'} from each seed's translation."
-        )
+        return not_answered("fill in kept = {seed: 'bread' or 'book'} from each seed's translation.")
     if not isinstance(kept, dict):
         return feedback(False, "", f"kept should be a dict {{seed: 'bread' or 'book'}}, not {type(kept).__name__}.")
     if sorted(kept) != sorted(want):

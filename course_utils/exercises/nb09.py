@@ -13,20 +13,7 @@ from ..data import encode_source, encode_target, pad_batch
 from ..heads import head_statistics, ov_map
 from ..interventions import accuracy
 from ..tracing import PLACES, ablate_head, patch, trace_key
-from . import feedback
-
-
-def names_used(fn, names) -> list[str]:
-    """The names from `names` that fn's source uses (as `name` or `module.name`), sorted; [] when the source
-    cannot be read (a lambda inside a longer line, a function typed at a prompt)."""
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
-    except (OSError, TypeError, SyntaxError):
-        return []
-    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
-    used |= {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
-    return sorted(used & set(names))
-
+from . import feedback, names_used, not_answered
 
 # Exercise 1: a head detector, run over the corpus
 
@@ -89,11 +76,11 @@ def check_head_detector(head_detector, batch) -> bool:
     try:
         got = {key: head_detector(batch, *key) for key in heads_}
     except NotImplementedError:
-        return feedback(False, "", "not answered yet: write head_detector, then re-run this cell.")
+        return not_answered("write head_detector, then re-run this cell.")
     except Exception as exc:  # a learner's bug: say what happened, no traceback
         return feedback(False, "", f"head_detector raised {type(exc).__name__}: {exc}")
     if all(g is None for g in got.values()):
-        return feedback(False, "", "not answered yet: write head_detector, then re-run this cell.")
+        return not_answered("write head_detector, then re-run this cell.")
     for key, g in got.items():
         want = DETECTED[key[0]]
         if not isinstance(g, dict) or set(g) != set(want):
@@ -180,11 +167,11 @@ def check_ov_map(ov_map_fn, model, prefix: str = "encoder.0.self") -> bool:
     try:
         got = [ov_map_fn(attn, h) for h in range(attn.n_heads)]
     except NotImplementedError:
-        return feedback(False, "", "not answered yet: write ov_map, then re-run this cell.")
+        return not_answered("write ov_map, then re-run this cell.")
     except Exception as exc:  # a learner's bug: say what happened, no traceback
         return feedback(False, "", f"ov_map raised {type(exc).__name__}: {exc}")
     if any(g is None for g in got):
-        return feedback(False, "", "not answered yet: write ov_map, then re-run this cell.")
+        return not_answered("write ov_map, then re-run this cell.")
     got = [torch.as_tensor(g).detach().float() for g in got]
     d = attn.d_model
     if any(g.shape != (d, d) for g in got):
@@ -223,11 +210,9 @@ def check_uniform_prediction(my_prediction, table) -> bool:
     """my_prediction: the share (0..1) of training pairs still translated exactly with every encoder self-attention
     row forced uniform; `table` is the interventions table (score_interventions)."""
     if my_prediction is None:
-        return feedback(
-            False,
-            "",
-            "not answered yet: write your guess into my_prediction (a share from 0 to 1) "
-            "before you look at the table, then re-run both cells.",
+        return not_answered(
+            "write your guess into my_prediction (a share from 0 to 1) "
+            "before you look at the table, then re-run both cells."
         )
     try:
         guess = float(my_prediction)
@@ -273,7 +258,7 @@ def reference_patches(layer: int = 0) -> dict:
 def check_remove_cross_layer(patches, model, pairs) -> bool:
     """patches: a tracing.patch dict that removes BOTH heads of decoder layer 0 cross-attention."""
     if patches is None or (isinstance(patches, dict) and not patches):
-        return feedback(False, "", "not answered yet: write the patches dict, then re-run this cell.")
+        return not_answered("write the patches dict, then re-run this cell.")
     if not isinstance(patches, dict):
         return feedback(False, "", "patches must be a dict {trace key or pattern: function}.")
     sample = pairs[::11]
