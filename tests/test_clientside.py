@@ -125,26 +125,36 @@ def test_one_output_per_bundle_in_a_notebook(view, monkeypatch):
 # ---- in a browser ----
 
 
+def npm_files(requirejs: bool = False) -> dict[str, bytes]:
+    """{file name: bytes} of the three vega files (and require.js), read from the npm tarballs `make html`
+    caches in build/npm/ (tools/export_html.py)."""
+    tarballs = [NPM_CACHE / (spec.replace("@", "-") + ".tgz") for spec in clientside.NPM_PACKAGES]
+    wanted = {f"package/build/{local}" for local, _ in VEGA_FILES.values()}
+    if requirejs:
+        tarballs.append(NPM_CACHE / "requirejs-2.3.8.tgz")
+        wanted.add("package/require.js")
+    absent = [p.name for p in tarballs if not p.exists()]
+    if absent:
+        _missing(f"{', '.join(absent)} not in build/npm/: `make html` fetches them once")
+    files = {}
+    for tarball in tarballs:
+        with tarfile.open(tarball) as tar:
+            for member in tar.getmembers():
+                if member.name in wanted:
+                    files[Path(member.name).name] = tar.extractfile(member).read()
+    return files
+
+
 def page_with(tmp_path, html: str, *, requirejs: bool = False, static: bool = True) -> Path:
-    """An exported-page stand-in: `html` in a body, the vega files under _static/vega/ (from the npm tarballs
-    `make html` caches in build/npm/), optionally require.js loaded first as nbconvert's pages do."""
+    """An exported-page stand-in: `html` in a body, the vega files under _static/vega/ unless not `static`,
+    and require.js loaded first (as in nbconvert's pages) if `requirejs`."""
     head = ""
     if static or requirejs:
-        tarballs = {spec: NPM_CACHE / (spec.replace("@", "-") + ".tgz") for spec in clientside.NPM_PACKAGES}
-        if requirejs:
-            tarballs["requirejs@2.3.8"] = NPM_CACHE / "requirejs-2.3.8.tgz"
-        absent = [p.name for p in tarballs.values() if not p.exists()]
-        if absent:
-            _missing(f"{', '.join(absent)} not in build/npm/: `make html` fetches them once")
         out = tmp_path / clientside.VEGA_STATIC_DIR
         out.mkdir(parents=True, exist_ok=True)
-        wanted = {f"package/build/{local}" for local, _ in VEGA_FILES.values()} if static else set()
-        wanted.add("package/require.js")
-        for tarball in tarballs.values():
-            with tarfile.open(tarball) as tar:
-                for member in tar.getmembers():
-                    if member.name in wanted:
-                        (out / Path(member.name).name).write_bytes(tar.extractfile(member).read())
+        for name, data in npm_files(requirejs).items():
+            if static or name == "require.js":
+                (out / name).write_bytes(data)
         if requirejs:
             head = f'<script src="{clientside.VEGA_STATIC_DIR}require.js"></script>'
     page = tmp_path / "page.html"
@@ -152,11 +162,24 @@ def page_with(tmp_path, html: str, *, requirejs: bool = False, static: bool = Tr
     return page
 
 
-def open_offline(browser, path: Path):
+def open_offline(browser, path: Path, cdn: dict[str, bytes] | None = None):
+    """A page showing `path` with every request but file: and data: aborted; URLs in `cdn` are answered with
+    their bytes (a stand-in for the CDN nbviewer's pages load from)."""
     page = browser.new_page()
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))
-    page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(("file:", "data:")) else r.abort())
+    cdn = cdn or {}
+
+    def handle(route):
+        url = route.request.url
+        if url in cdn:
+            route.fulfill(status=200, body=cdn[url], content_type="text/javascript")
+        elif url.startswith(("file:", "data:")):
+            route.continue_()
+        else:
+            route.abort()
+
+    page.route("**/*", handle)
     page.goto(path.as_uri())
     return page, errors
 
@@ -181,6 +204,23 @@ def test_changing_a_control_redraws_the_view_offline(browser, tmp_path, view, re
             f"document.querySelector('#{view.id} svg').innerHTML !== {json.dumps(after_place)}", timeout=10_000
         )
         assert drawing(page, view.id) != after_place
+        assert not errors
+    finally:
+        page.close()
+
+
+def test_without_static_files_the_view_loads_from_the_cdn(browser, tmp_path, view):
+    """nbviewer: the same page with no _static/ folder; the CDN's answers are the pinned files."""
+    files = npm_files()
+    cdn = {url: files[local] for local, url in VEGA_FILES.values()}
+    page, errors = open_offline(browser, page_with(tmp_path, view.bundles()[1]["text/html"], static=False), cdn)
+    try:
+        page.wait_for_selector(f"#{view.id} svg .mark-rect", state="attached", timeout=30_000)
+        before = drawing(page, view.id)
+        page.check("input[name=layer][value='1']")
+        page.wait_for_function(
+            f"document.querySelector('#{view.id} svg').innerHTML !== {json.dumps(before)}", timeout=10_000
+        )
         assert not errors
     finally:
         page.close()
