@@ -33,7 +33,8 @@ NOT_CONTROLS = re.compile(r"(Box|Output|Layout|Style)Model$")
 
 # Per DOM cell (nbconvert's lab template: one .jp-Cell per notebook cell, in order, id="cell-id=<id>"):
 # its id, how many loaded images its outputs show outside rendered widgets, each visible and with a nonzero box,
-# and, in rendered widgets, its visible controls and the chosen labels of its dropdowns and toggle buttons.
+# and, in rendered widgets, its visible controls, the chosen labels of its dropdowns and toggle buttons, and the
+# sentences under them saying that the controls need a kernel.
 CELLS_JS = """() => [...document.querySelectorAll('.jp-Cell.jp-Notebook-cell')].map(cell => {
     const shown = el => el.checkVisibility({checkOpacity: true, checkVisibilityCSS: true})
                         && el.getBoundingClientRect().width > 0 && el.getBoundingClientRect().height > 0;
@@ -45,7 +46,9 @@ CELLS_JS = """() => [...document.querySelectorAll('.jp-Cell.jp-Notebook-cell')].
     const chosen = [...cell.querySelectorAll('.jupyter-widgets .widget-dropdown select, .jupyter-widgets .widget-toggle-buttons')]
         .map(el => el.tagName === 'SELECT' ? (el.selectedIndex >= 0 ? el.options[el.selectedIndex].text : null)
                                            : (el.querySelector('.mod-active') || {}).textContent);
-    return {id: cell.id, images: images.length, controls: controls.filter(shown).length, chosen: chosen};
+    const notes = [...cell.querySelectorAll('.jupyter-widgets .course-widget-note')].filter(shown);
+    return {id: cell.id, images: images.length, controls: controls.filter(shown).length, chosen: chosen,
+            notes: notes.map(n => n.innerText)};
 })"""
 
 IMAGES_JS = """() => [...document.images].map(img => ({loaded: img.complete && img.naturalWidth > 0, alt: img.alt,
@@ -185,7 +188,8 @@ def test_page_offline(browser, site, notebook):
         cells = page.evaluate(CELLS_JS)
         assert [c["id"] for c in cells] == [f"cell-id={c.id}" for c in nb.cells]
 
-        # every widget is rendered from the saved state: its controls shown, each choice at its saved value;
+        # every widget is rendered from the saved state: its controls shown, each choice at its saved value, a
+        # sentence under it saying the controls need a kernel;
         # under it the next code cell draws its default view: a visible figure
         # (CONTRIBUTING.md: "The next cell draws the default view statically")
         code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
@@ -196,6 +200,8 @@ def test_page_offline(browser, site, notebook):
                 assert cells[i]["controls"] == sum(count), f"cell {i}: controls shown vs saved"
                 shown = [_text(t) for t in cells[i]["chosen"]]
                 assert shown == [_text(t) for ts in labels for t in ts], f"cell {i}: the saved choices shown"
+                assert len(cells[i]["notes"]) == len(views), f"cell {i}: one note per widget: it needs a kernel"
+                assert all("Run the notebook" in note for note in cells[i]["notes"])
                 assert k + 1 < len(code), f"cell {i} is a widget with no code cell (static fallback) after it"
                 j = code[k + 1]
                 assert cells[j]["images"] > 0, f"cell {j}, the fallback under widget cell {i}, shows no figure"

@@ -12,7 +12,8 @@ relatively (nbconvert's defaults fetch them from CDNs):
   STIX-Web fonts), configured by _static/mathjax/config/local/course.js; it typesets `$W^Q$` in the prose;
 - require.js and the widget manager's embed bundle (@jupyter-widgets/html-manager's dist/embed-amd.js), which
   renders the saved widget state: the controls are shown with their saved values, but changing one redraws
-  nothing (there is no kernel), which is why every widget cell in the course is followed by a static figure;
+  nothing (there is no kernel; the template html_template/course/, nbconvert's "lab" otherwise, says so in a
+  sentence under each widget), which is why every widget cell in the course is followed by a static figure;
 - Vega, Vega-Lite and vega-embed (_static/vega/vega.min.js, vega-lite.min.js, vega-embed.min.js) for
   client-side views, which redraw in the browser from data saved in the output.
 The npm files come from the pinned tarballs in NPM (`npm pack`, checked against their sha512 integrity),
@@ -40,6 +41,7 @@ from nbconvert import HTMLExporter
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 NPM_CACHE = ROOT / "build" / "npm"
+TEMPLATES = Path(__file__).resolve().parent / "html_template"  # course/: nbconvert's "lab" + a widget note
 TITLE = "Understanding Q, K, V"
 
 STATIC = "_static"  # folder next to the pages holding every script they load
@@ -196,7 +198,9 @@ def export(paths: list[Path], out_dir: Path) -> list[Path]:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     copy_assets(out_dir)
-    exporter = HTMLExporter(**URLS)  # template "lab", as nbviewer; embeds images and the saved widget state
+    # nbviewer's template "lab" (html_template/course/ adds a sentence under each saved widget); embeds images
+    # as data: URLs and the saved widget state
+    exporter = HTMLExporter(template_name="course", extra_template_basedirs=[str(TEMPLATES)], **URLS)
     pages, items = [], []
     for path in map(Path, paths):
         nb = nbformat.read(path, as_version=4)
