@@ -139,54 +139,155 @@ class ClientSideView:
         return self.description
 
 
-# ---- view 1: the attention heatmap (plotting.plot_attention) for every sentence, place, layer and head ----
+# ---- any word-labelled heatmap whose choices are finite ----
 
 
 def _label_key(i: int, word: str) -> str:
     return f"{i:02d} {word}"  # sorts by position; the axis shows the word after the 3-character prefix
 
 
-TSV_FIELDS = ("s", "p", "l", "h", "q", "w")  # sentence, place, layer, head (indices), query label, weights
-TSV_FORMAT = alt.DataFormat(type="tsv", parse={"s": "number", "p": "number", "l": "number", "h": "number"})
-
-
-def rows_tsv(rows: list[dict]) -> str:
-    """The rows as one TSV string (weights space-separated): one JSON string in the notebook, not one line per
-    number as nbformat's indented JSON would write a list."""
-    lines = ["\t".join(TSV_FIELDS)]
+def rows_tsv(fields: list[str], rows: list[dict]) -> str:
+    """Rows as one TSV string, the last field (the weights) space-separated: one JSON string in the notebook,
+    not one line per number as nbformat's indented JSON would write a list."""
+    lines = ["\t".join(fields)]
     for r in rows:
-        lines.append("\t".join([*(str(r[f]) for f in TSV_FIELDS[:5]), " ".join(f"{x:g}" for x in r["w"])]))
+        lines.append("\t".join([*(str(r[f]) for f in fields[:-1]), " ".join(f"{x:g}" for x in r[fields[-1]])]))
     return "\n".join(lines)
 
 
 def tsv_rows(text: str) -> list[dict]:
-    """rows_tsv's rows read back (tests)."""
+    """rows_tsv's rows read back: control indices as ints, `q` the row label, `w` the list of cell values."""
     head, *lines = text.split("\n")
     rows = [dict(zip(head.split("\t"), line.split("\t"))) for line in lines]
-    return [{**r, **{f: int(r[f]) for f in "splh"}, "w": [float(x) for x in r["w"].split(" ")]} for r in rows]
+    return [
+        {k: (v if k == "q" else [float(x) for x in v.split(" ")] if k == "w" else int(v)) for k, v in r.items()}
+        for r in rows
+    ]
 
 
-def attention_rows(traces: dict) -> tuple[list[dict], dict]:
-    """Long-form rows for `attention_view`: one row per (sentence, place, layer, head, query position) with the
-    query's label and the row of weights `w`; and the key labels per (sentence, place) (`keys["s|p"]`).
-    Labels are as plot_attention writes them: decoder rows 'input → word it produces'."""
-    rows, keys = [], {}
-    for s, trace in enumerate(traces.values()):
-        for p, place in enumerate(PLACES):
-            layer = 0
-            while trace_key(place, layer, "weights") in trace.keys():
-                key = trace_key(place, layer, "weights")
-                w = trace[key]
-                queries = trace.query_tokens(key)
-                if place != "encoder self":
-                    queries = decoder_row_labels(queries, trace.tgt_tokens[1:])
-                keys[f"{s}|{p}"] = [_label_key(k, t) for k, t in enumerate(trace.key_tokens(key))]
-                for h in range(w.shape[0]):
-                    for q, label in enumerate(queries):
-                        weights = [round(float(x), DECIMALS) for x in w[h, q]]
-                        rows.append({"s": s, "p": p, "l": layer, "h": h, "q": _label_key(q, label), "w": weights})
-                layer += 1
-    return rows, keys
+def heatmap_view(
+    cells: dict,
+    controls: dict,
+    *,
+    title: str,
+    legend: str,
+    description: str,
+    panels: str | None = None,
+    row_title: str = "query",
+    col_title: str = "key",
+    axes_note: tuple[str, list[str]] | None = None,
+    scale: dict | None = None,
+    floor: float | None = None,
+    light_above: float = 0.5,
+    fmt: str = ".2f",
+    decimals: int = DECIMALS,
+) -> ClientSideView:
+    """A word-labelled heatmap (plotting.heatmap's look: rows × columns, words on both axes, one colour scale,
+    the value written in each cell) for every combination of `controls`, switched in the browser.
+
+    cells: {(option index per control, in `controls`' order): (matrix, row labels, column labels)}.
+    controls: {name: [option labels]}; each name (an identifier) becomes a Vega-Lite param bound to a select
+    (more than 3 options) or radio buttons. `panels`: one control drawn as side-by-side panels, with an extra
+    first option "all" (every panel) — plot_attention's heads. `axes_note`: (control name, one line per option)
+    shown under the title (what rows and columns are). `scale`: Vega-Lite colour scale (default viridis 0..1);
+    `floor`: colour values below it are drawn at it (for a log scale); the text turns black above `light_above`.
+    """
+    names = list(controls)
+    rows, col_labels = [], {}
+    for key, (matrix, row_labels, cols) in cells.items():
+        if len(key) != len(names) or any(not 0 <= i < len(controls[n]) for i, n in zip(key, names)):
+            raise ValueError(f"cell key {key} does not pick one option of each control {names}")
+        m = [
+            [round(float(x), decimals) for x in row]
+            for row in (matrix.tolist() if hasattr(matrix, "tolist") else matrix)
+        ]
+        if len(m) != len(row_labels) or any(len(r) != len(cols) for r in m):
+            raise ValueError(f"cell {key}: matrix does not fit {len(row_labels)} rows and {len(cols)} columns")
+        col_labels["|".join(map(str, key))] = [_label_key(j, c) for j, c in enumerate(cols)]
+        for i, (label, values) in enumerate(zip(row_labels, m)):
+            rows.append({**dict(zip(names, key)), "q": _label_key(i, label), "w": values})
+    fields = [*names, "q", "w"]
+    data = alt.Data(
+        values=rows_tsv(fields, rows), format=alt.DataFormat(type="tsv", parse=dict.fromkeys(names, "number"))
+    )
+
+    params = []
+    for name in names:
+        labels = [str(x) for x in controls[name]]
+        options = list(range(len(labels)))
+        if name == panels:
+            labels, options = ["all", *labels], [-1, *options]
+        binding = alt.binding_radio if len(labels) <= 4 else alt.binding_select
+        params.append(
+            alt.param(name=name, value=options[0], bind=binding(options=options, labels=labels, name=name + " "))
+        )
+    params.append(alt.param(name="colLabels", value=col_labels))
+    params.append(alt.param(name="optionLabels", value={n: [str(x) for x in controls[n]] for n in names}))
+    shown = [n for n in names if n != panels]
+    line1 = f"{json.dumps(title + ': ')} + " + " + ', ' + ".join(f"'{n} ' + optionLabels.{n}[{n}]" for n in shown)
+    if axes_note:
+        params.append(alt.param(name="axesNote", value=axes_note[1]))
+        title_expr = f"[{line1}, axesNote[{axes_note[0]}]]"
+    else:
+        title_expr = line1
+
+    keep = " && ".join(f"datum.{n} == {n}" for n in shown)
+    if panels:
+        keep += f" && ({panels} < 0 || datum.{panels} == {panels})"
+    key_expr = " + '|' + ".join(f"datum.{n}" for n in names)
+    x = alt.X("k:O", title=col_title, axis=alt.Axis(labelExpr="substring(datum.label, 3)", labelAngle=-45))
+    y = alt.Y("q:O", title=row_title, axis=alt.Axis(labelExpr="substring(datum.label, 3)"))
+    colour = "c:Q" if floor is not None else "w:Q"
+    cell = (
+        alt.Chart()
+        .mark_rect(stroke="white", strokeWidth=0.5)
+        .encode(
+            x=x,
+            y=y,
+            color=alt.Color(
+                colour, title=legend, scale=alt.Scale(**(scale or {"scheme": "viridis", "domain": [0, 1]}))
+            ),
+            tooltip=[
+                alt.Tooltip("q:N", title=row_title),
+                alt.Tooltip("k:N", title=col_title),
+                alt.Tooltip("w:Q", format=".3f"),
+            ],
+        )
+    )
+    text = (
+        alt.Chart()
+        .mark_text(fontSize=9)
+        .encode(
+            x=x,
+            y=y,
+            text=alt.Text("w:Q", format=fmt),
+            color=alt.condition(f"datum.{colour[0]} > {light_above}", alt.value("black"), alt.value("white")),
+        )
+    )
+    chart = (
+        alt.layer(cell, text, data=data)
+        .transform_filter(keep)
+        .transform_calculate(k=f"colLabels[{key_expr}]", ws="split(datum.w, ' ')")
+        .transform_flatten(["ws", "k"])
+        .transform_calculate(w="toNumber(datum.ws)")
+    )
+    if floor is not None:
+        chart = chart.transform_calculate(c=f"max(datum.w, {floor})")
+    chart = chart.properties(width=alt.Step(26), height=alt.Step(20))
+    if panels:
+        chart = chart.transform_calculate(panel=f"'{panels} ' + optionLabels.{panels}[datum.{panels}]").facet(
+            column=alt.Column("panel:N", title=None, header=alt.Header(labelFontSize=11))
+        )
+    chart = chart.add_params(*params).properties(title=alt.Title(alt.ExprRef(expr=title_expr), anchor="start"))
+    spec = chart.configure(autosize=alt.AutoSizeParams(type="pad", resize=True)).to_dict()
+    return ClientSideView(spec, description)
+
+
+def _choices(**controls) -> str:
+    return " × ".join(f"{len(v)} {k}{'s' * (len(v) != 1)}" for k, v in controls.items())
+
+
+# ---- view 1: the attention heatmap (plotting.plot_attention) for every sentence, place, layer and head ----
 
 
 def attention_view(traces: dict, *, title: str = "Attention weights") -> ClientSideView:
@@ -196,72 +297,40 @@ def attention_view(traces: dict, *, title: str = "Attention weights") -> ClientS
     traces = dict(traces)
     if not traces:
         raise ValueError("attention_view needs at least one trace")
-    rows, keys = attention_rows(traces)
-    n_layers = 1 + max(r["l"] for r in rows)
-    n_heads = 1 + max(r["h"] for r in rows)
-    sentence = alt.param(
-        name="sentence",
-        value=0,
-        bind=alt.binding_select(options=list(range(len(traces))), labels=list(traces), name="sentence "),
-    )
-    place = alt.param(
-        name="place",
-        value=0,
-        bind=alt.binding_radio(
-            options=list(range(len(PLACES))), labels=[PLACE_NAMES[p] for p in PLACES], name="place "
-        ),
-    )
-    layer = alt.param(name="layer", value=0, bind=alt.binding_radio(options=list(range(n_layers)), name="layer "))
-    head = alt.param(
-        name="head",
-        value=-1,
-        bind=alt.binding_radio(options=[-1, *range(n_heads)], labels=["all", *map(str, range(n_heads))], name="head "),
-    )
-    base = alt.Chart()
-    x = alt.X("k:O", title="key", axis=alt.Axis(labelExpr="substring(datum.label, 3)", labelAngle=-45))
-    y = alt.Y("q:O", title="query", axis=alt.Axis(labelExpr="substring(datum.label, 3)"))
-    cells = base.mark_rect(stroke="white", strokeWidth=0.5).encode(
-        x=x,
-        y=y,
-        color=alt.Color("w:Q", title="attention weight", scale=alt.Scale(scheme="viridis", domain=[0, 1])),
-        tooltip=[alt.Tooltip("q:N", title="query"), alt.Tooltip("k:N", title="key"), alt.Tooltip("w:Q", format=".3f")],
-    )
-    numbers = base.mark_text(fontSize=9).encode(
-        x=x,
-        y=y,
-        text=alt.Text("w:Q", format=".2f"),
-        color=alt.condition("datum.w > 0.5", alt.value("black"), alt.value("white")),
-    )
-    key_labels = alt.param(name="keyLabels", value=keys)
-    place_names = alt.param(name="placeNames", value=[PLACE_NAMES[p] for p in PLACES])
-    chart = (
-        alt.layer(cells, numbers, data=alt.Data(values=rows_tsv(rows), format=TSV_FORMAT))
-        .transform_filter(
-            "datum.s == sentence && datum.p == place && datum.l == layer && (head < 0 || datum.h == head)"
-        )
-        .transform_calculate(
-            k="keyLabels[datum.s + '|' + datum.p]", ws="split(datum.w, ' ')", panel="'head ' + datum.h"
-        )
-        .transform_flatten(["ws", "k"])
-        .transform_calculate(w="toNumber(datum.ws)")
-        .properties(width=alt.Step(26), height=alt.Step(20))
-        .facet(column=alt.Column("panel:N", title=None, header=alt.Header(labelFontSize=11)))
-        .add_params(sentence, place, layer, head, key_labels, place_names)
-        .properties(
-            title=alt.Title(
-                alt.ExprRef(
-                    expr=f"{json.dumps(title)} + ': layer ' + layer + ', ' + placeNames[place]"
-                    " + ' (query rows: ' + (place == 0 ? 'English' : 'German input → word it produces')"
-                    " + '; key columns: ' + (place == 1 ? 'German input' : 'English') + ')'"
-                ),
-                anchor="start",
-            )
-        )
-    )
-    spec = chart.configure(autosize=alt.AutoSizeParams(type="pad", resize=True)).to_dict()
-    n = len(traces)
+    first = next(iter(traces.values()))
+    n_layers = sum(1 for k in first.keys() if k.startswith("encoder.") and k.endswith(".self.weights"))
+    n_heads = first[trace_key("encoder self", 0, "weights")].shape[0]
+    cells = {}
+    for s, trace in enumerate(traces.values()):
+        for p, place in enumerate(PLACES):
+            for layer in range(n_layers):
+                key = trace_key(place, layer, "weights")
+                rows = trace.query_tokens(key)
+                if place != "encoder self":
+                    rows = decoder_row_labels(rows, trace.tgt_tokens[1:])
+                for h in range(n_heads):
+                    cells[(s, p, layer, h)] = (trace[key][h], rows, trace.key_tokens(key))
+    controls = {
+        "sentence": list(traces),
+        "place": [PLACE_NAMES[p] for p in PLACES],
+        "layer": list(range(n_layers)),
+        "head": list(range(n_heads)),
+    }
+    note = [
+        f"rows: queries ({'English' if p == 'encoder self' else 'German input → word it produces'}); columns: keys"
+        f" ({'German input' if p == 'decoder self' else 'English'})"
+        for p in PLACES
+    ]
     description = (
-        f"{title}: interactive view of {n} sentence{'s' * (n != 1)} × {len(PLACES)} places × {n_layers} layers"
+        f"{title}: interactive view of {_choices(**{k: v for k, v in controls.items() if k != 'head'})}"
         f" × {n_heads} heads, switched in the browser (a Vega-Lite chart; the static figure below shows one view)."
     )
-    return ClientSideView(spec, description)
+    return heatmap_view(
+        cells,
+        controls,
+        title=title,
+        legend="attention weight",
+        description=description,
+        panels="head",
+        axes_note=("place", note),
+    )

@@ -49,7 +49,7 @@ def test_spec_embeds_every_choice_once(traces, view):
                     expected[(s, p, layer, h)] = w[h]
     seen = {}
     for r in rows:
-        seen.setdefault((r["s"], r["p"], r["l"], r["h"]), []).append(r["w"])
+        seen.setdefault((r["sentence"], r["place"], r["layer"], r["head"]), []).append(r["w"])
     assert seen.keys() == expected.keys()  # every sentence x place x layer x head, none twice
     for choice, w in expected.items():
         assert len(seen[choice]) == w.shape[0]  # one row per query
@@ -61,13 +61,15 @@ def test_spec_embeds_every_choice_once(traces, view):
 
 
 def test_word_labels_on_both_axes(traces, view):
-    keys = params(view.spec)["keyLabels"]["value"]
+    keys = params(view.spec)["colLabels"]["value"]  # "sentence|place|layer|head" -> key labels
     trace = next(iter(traces.values()))
-    assert [k[3:] for k in keys["0|0"]] == trace.src_tokens  # encoder self: English keys
-    assert [k[3:] for k in keys["0|1"]] == trace.tgt_tokens  # decoder self: German input keys
-    assert [k[3:] for k in keys["0|2"]] == trace.src_tokens  # cross: English keys
+    assert [k[3:] for k in keys["0|0|0|0"]] == trace.src_tokens  # encoder self: English keys
+    assert [k[3:] for k in keys["0|1|1|1"]] == trace.tgt_tokens  # decoder self: German input keys
+    assert [k[3:] for k in keys["0|2|0|1"]] == trace.src_tokens  # cross: English keys
     queries = [
-        r["q"][3:] for r in tsv_rows(view.spec["data"]["values"]) if (r["s"], r["p"], r["l"], r["h"]) == (0, 1, 0, 0)
+        r["q"][3:]
+        for r in tsv_rows(view.spec["data"]["values"])
+        if (r["sentence"], r["place"], r["layer"], r["head"]) == (0, 1, 0, 0)
     ]
     assert queries[0] == f"<bos> → {trace.tgt_tokens[1]}"  # decoder rows as plot_attention labels them
     spec = json.dumps(view.spec)
@@ -199,7 +201,7 @@ def test_changing_a_control_redraws_the_view_offline(browser, tmp_path, view, re
         page.wait_for_function(f"document.querySelector('#{view.id} svg').innerHTML.includes('→')", timeout=10_000)
         after_place = drawing(page, view.id)
         assert after_place != before
-        page.select_option(f"#{view.id} select", index=2)
+        page.check(f"#{view.id} input[name=sentence][value='2']")  # 3 sentences: radio buttons
         page.wait_for_function(
             f"document.querySelector('#{view.id} svg').innerHTML !== {json.dumps(after_place)}", timeout=10_000
         )
