@@ -8,8 +8,8 @@ widget state is embedded too. OUT/index.html links the pages in order.
 
 The pages work offline, opened from disk: every script they load lies in OUT/_static/ and is referenced
 relatively (nbconvert's defaults fetch them from CDNs):
-- MathJax 2.7.9 from the pip package jupyter-server-mathjax (a subset: TeX input, HTML-CSS output with its
-  STIX-Web fonts), configured by _static/mathjax/config/local/course.js; it typesets `$W^Q$` in the prose;
+- MathJax 2.7.9 from the pip package jupyter-server-mathjax (all but its SVG output: TeX input, HTML-CSS output
+  with its STIX-Web fonts), configured by _static/mathjax/config/local/course.js; it typesets `$W^Q$` in the prose;
 - require.js and the widget manager's embed bundle (@jupyter-widgets/html-manager's dist/embed-amd.js), which
   renders the saved widget state: the controls are shown with their saved values, but changing one redraws
   nothing (there is no kernel; the template html_template/course/, nbconvert's "lab" otherwise, says so in a
@@ -54,7 +54,7 @@ NPM = {
     ),
     "@jupyter-widgets/html-manager@1.0.15": (  # html-manager 1.0 is ipywidgets 8's (widget state version 2)
         "sha512-5thBIV6ymNgmPVOHvzx+gGy8ZSKmSazhtGw4/c4xJDVzRhG9PTeQsRjF3FUTopvFi//SABeNz1yp47bCrJ3CQA==",
-        {"package/dist/": "html-manager/", "package/LICENSE": "html-manager/LICENSE"},
+        {"package/dist/": "html-manager/"},  # its licences: dist/embed.js.LICENSE.txt
     ),
     "vega@5.33.0": (
         "sha512-jNAGa7TxLojOpMMMrKMXXBos4K6AaLJbCgGDOw1YEkLRjUkh12pcf65J2lMSdEHjcEK47XXjKiOUVZ8L+MniBA==",
@@ -72,8 +72,9 @@ NPM = {
 # from html-manager's dist/: the bundle and the Font Awesome fonts its CSS loads (woff2 first; woff as fallback)
 WIDGET_FILES = ("embed-amd.js", "*.woff2", "*.woff", "*.LICENSE.txt")
 
-# MathJax 2 from jupyter-server-mathjax, less what these pages never load (SVG output, other languages)
-MATHJAX_SKIP = ("jax/output/SVG", "localization")
+# MathJax 2 from jupyter-server-mathjax, less what these pages never load (its SVG output); its localization stays:
+# MathJax loads the reader's browser language
+MATHJAX_SKIP = ("jax/output/SVG",)
 MATHJAX_CONFIG = """\
 /* The course's MathJax settings on top of nbconvert's: the web font this MathJax copy ships (STIX-Web),
    no image fonts, and nothing fetched from the network. */
@@ -168,6 +169,7 @@ def copy_assets(out_dir: Path, cache: Path = NPM_CACHE) -> Path:
     local.mkdir(parents=True, exist_ok=True)
     (local / "course.js").write_text(MATHJAX_CONFIG, encoding="utf-8")
     for spec, (integrity, files) in NPM.items():
+        copied = set()
         with tarfile.open(npm_tarball(spec, integrity, cache)) as tar:
             for member in tar.getmembers():
                 for src, dest in files.items():
@@ -187,6 +189,9 @@ def copy_assets(out_dir: Path, cache: Path = NPM_CACHE) -> Path:
                     continue
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(tar.extractfile(member).read())
+                copied.add(src)
+        if copied != set(files):
+            raise AssetError(f"{spec}: nothing in its tarball for {sorted(set(files) - copied)}")
     return static
 
 
