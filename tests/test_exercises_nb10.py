@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 import torch
-from test_exercises_nb09 import solution_code  # tests/ is on sys.path under pytest: one copy of the reader
+from notebook_cells import solution_code  # tests/ is on sys.path under pytest
 
 from course_utils import pretrained
+from course_utils.exercises import NOT_ANSWERED
 from course_utils.exercises import nb10 as ex
 from course_utils.tracing import trace_key
 
@@ -66,7 +67,7 @@ def test_detector_rejects_typical_mistakes(fn, hint, capsys):
 def test_unanswered_detector_gives_nothing_away(capsys):
     assert not ex.check_previous_token_head(unanswered, None)
     out = capsys.readouterr().out
-    assert "not answered yet" in out and "diagonal" not in out and "i − 1" not in out
+    assert out.startswith(NOT_ANSWERED) and "diagonal" not in out and "i − 1" not in out
     assert "(0, 2)" not in out and "head 2" not in out  # the answer is not in the message
 
 
@@ -74,7 +75,9 @@ def test_previous_token_head_answer(model, capsys):
     layer, head = ex.previous_token_head(model)
     assert (layer, head) == (0, 2)  # measured: layer 0, head 2 puts ~1.0 of every query's weight on the previous token
     assert ex.check_previous_token_head(right, (layer, head), model)
-    assert not ex.check_previous_token_head(right, None, model)
+    capsys.readouterr()
+    assert not ex.check_previous_token_head(right, None, model)  # detector right, head not named yet
+    assert capsys.readouterr().out.splitlines()[-1].startswith(NOT_ANSWERED + "detector done")
     assert not ex.check_previous_token_head(right, (layer + 1, head), model)
     assert "numbered from 0" in capsys.readouterr().out
     assert not ex.check_previous_token_head(right, (1, 8), model)  # the next-token head
@@ -104,7 +107,7 @@ def test_prediction_accepted(answer, capsys):
 @pytest.mark.parametrize(
     "answer, hint",
     [
-        (None, "not answered yet"),
+        (None, NOT_ANSWERED),
         ("layer 0", "the last layer separates most"),
         (0, "the last layer separates most"),
         ("layer 6", "'layer 0' or 'layer 5'"),

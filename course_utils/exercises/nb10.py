@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import torch
 
-from . import feedback
+from . import feedback, not_answered
 
 # Exercise 2: a previous-token detector, then the model's previous-token head
 
-UNANSWERED_DETECTOR = (
-    "not answered yet: write the body of previous_token_mass (it still raises NotImplementedError), then re-run."
-)
+UNANSWERED_DETECTOR = "write the body of previous_token_mass (it still raises NotImplementedError), then re-run."
 
 
 def _reference(w: torch.Tensor) -> torch.Tensor:
@@ -61,7 +59,7 @@ def check_previous_token_mass(fn) -> bool:
         try:
             got = fn(w.clone())
         except NotImplementedError:
-            return feedback(False, "", UNANSWERED_DETECTOR)
+            return not_answered(UNANSWERED_DETECTOR)
         except Exception as e:  # the learner's code: show its error as a hint, not a traceback
             return feedback(False, "", f"previous_token_mass raised {type(e).__name__}: {e}")
         got = _as_tensor(got)
@@ -95,8 +93,8 @@ def check_previous_token_head(fn, answer, model=None) -> bool:
     if not check_previous_token_mass(fn):
         return False
     if answer is None:
-        return feedback(False, "", "detector done; now run it on every layer and set my_previous_token_head = "
-                        "(layer, head), then re-run.")  # fmt: skip
+        return not_answered("detector done; now run it on every layer and set my_previous_token_head = "
+                            "(layer, head), then re-run.")  # fmt: skip
     try:
         layer, head = (int(x) for x in answer)
     except (TypeError, ValueError):
@@ -130,7 +128,7 @@ def check_eat_layer_prediction(prediction, distances) -> bool:
     """`prediction`: "layer 0" or "layer 5" (or 0 / 5); `distances`: {layer: relative distance of eat's
     layer output between the apple and the bread sentence}, as measured in the notebook."""
     if prediction is None:
-        return feedback(False, "", "not answered yet: set my_prediction to 'layer 0' or 'layer 5' above, then re-run.")
+        return not_answered("set my_prediction to 'layer 0' or 'layer 5' above, then re-run.")
     layer = _layer(prediction)
     if layer not in (0, 5):
         return feedback(False, "", f"answer 'layer 0' or 'layer 5' (the first or the last layer); got {prediction!r}.")
