@@ -39,7 +39,7 @@ import json
 import altair as alt
 
 from .plotting import decoder_row_labels
-from .tracing import PLACE_NAMES, PLACES, trace_key
+from .tracing import PLACE_NAMES, PLACES, VECTOR_KINDS, trace_key
 
 VEGALITE_MIME = "application/vnd.vegalite.v5+json"
 DECIMALS = 3  # weights in the embedded data; the annotations show 2
@@ -178,7 +178,7 @@ def heatmap_view(
     axes_note: tuple[str, list[str]] | None = None,
     scale: dict | None = None,
     floor: float | None = None,
-    light_above: float = 0.5,
+    light_above: float = 0.63,
     fmt: str = ".2f",
     decimals: int = DECIMALS,
 ) -> ClientSideView:
@@ -190,7 +190,8 @@ def heatmap_view(
     (more than 3 options) or radio buttons. `panels`: one control drawn as side-by-side panels, with an extra
     first option "all" (every panel) — plot_attention's heads. `axes_note`: (control name, one line per option)
     shown under the title (what rows and columns are). `scale`: Vega-Lite colour scale (default viridis 0..1);
-    `floor`: colour values below it are drawn at it (for a log scale); the text turns black above `light_above`.
+    `floor`: colour values below it are drawn at it (for a log scale); the text turns black above `light_above` (where
+    viridis gets light: 0.63 on 0..1, as plotting.heatmap decides by luminance).
     """
     names = list(controls)
     rows, col_labels = [], {}
@@ -245,7 +246,10 @@ def heatmap_view(
             x=x,
             y=y,
             color=alt.Color(
-                colour, title=legend, scale=alt.Scale(**(scale or {"scheme": "viridis", "domain": [0, 1]}))
+                colour,
+                title=legend,
+                legend=alt.Legend(titleLimit=400),
+                scale=alt.Scale(**(scale or {"scheme": "viridis", "domain": [0, 1]})),
             ),
             tooltip=[
                 alt.Tooltip("q:N", title=row_title),
@@ -333,4 +337,56 @@ def attention_view(traces: dict, *, title: str = "Attention weights") -> ClientS
         description=description,
         panels="head",
         axes_note=("place", note),
+    )
+
+
+# ---- view 2: notebook 07's word-order table (probing.plot_word_order) per positional encoding ----
+
+
+def word_order_view(pairs: dict, *, kinds=VECTOR_KINDS) -> ClientSideView:
+    """probing.plot_word_order for every positional encoding, layer, vector kind and place: 1 − cosine between
+    the vectors of the two word orders (rows: sentence A's words, columns: sentence B's), on plot_word_order's
+    log colour scale from probing.DISTANCE_FLOOR to 2. `pairs`: {encoding label: (trace of A, trace of B)}
+    from probing.word_order_traces."""
+    from .analysis import cosine_matrix
+    from .probing import DISTANCE_FLOOR, DISTANCE_LABEL
+
+    pairs = dict(pairs)
+    if not pairs:
+        raise ValueError("word_order_view needs at least one pair of traces")
+    a0, b0 = next(iter(pairs.values()))
+    n_layers = sum(1 for k in a0.keys() if k.startswith("encoder.") and k.endswith(".self.weights"))
+    cells = {}
+    for e, (a, b) in enumerate(pairs.values()):
+        for layer in range(n_layers):
+            for k, kind in enumerate(kinds):
+                for p, place in enumerate(PLACES):
+                    key = trace_key(place, layer, kind)
+                    A, B = a.vectors(key).double().numpy(), b.vectors(key).double().numpy()
+                    D = (1.0 - cosine_matrix(A, B)).clip(0.0, 2.0)  # 0: same direction, 2: opposite
+                    cells[(e, layer, k, p)] = (D, a.tokens(key), b.tokens(key))
+    controls = {
+        "encoding": list(pairs),
+        "layer": list(range(n_layers)),
+        "vector": list(kinds),
+        "place": [PLACE_NAMES[p] for p in PLACES],
+    }
+    title = "1 − cosine between the two word orders' vectors"
+    description = (
+        f"{title}: interactive view of {_choices(**controls)}, switched in the browser"
+        " (a Vega-Lite chart; the static figure below shows one view)."
+    )
+    return heatmap_view(
+        cells,
+        controls,
+        title=title,
+        legend=DISTANCE_LABEL,
+        description=description,
+        row_title=" ".join(a0.src_tokens),
+        col_title=" ".join(b0.src_tokens),
+        scale={"scheme": "viridis", "type": "log", "domain": [DISTANCE_FLOOR, 2.0]},
+        floor=DISTANCE_FLOOR,
+        light_above=0.12,  # where viridis gets light on this log scale
+        fmt=".3f",
+        decimals=4,
     )

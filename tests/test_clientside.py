@@ -249,3 +249,58 @@ def test_the_html_copy_stays_out_of_the_way_where_jupyterlab_drew_the_spec(brows
         assert page.evaluate("window.__qkvVega === undefined")  # not even loaded
     finally:
         page.close()
+
+
+# ---- view 2: notebook 07's word-order table ----
+
+
+@pytest.fixture(scope="module")
+def order_pairs():
+    from course_utils.probing import word_order_traces
+    from course_utils.training import load_standard_model
+
+    return {pe: word_order_traces(load_standard_model(pe).model) for pe in ("learned", "none")}
+
+
+def test_word_order_view_embeds_every_choice(order_pairs):
+    import numpy as np
+
+    from course_utils.analysis import cosine_matrix
+    from course_utils.clientside import word_order_view
+    from course_utils.tracing import VECTOR_KINDS
+
+    view = word_order_view(order_pairs)
+    p = params(view.spec)
+    assert p["encoding"]["bind"]["labels"] == ["learned", "none"]
+    assert p["vector"]["bind"]["labels"] == list(VECTOR_KINDS)
+    assert p["place"]["bind"]["labels"] == [PLACE_NAMES[x] for x in PLACES]
+    rows = tsv_rows(view.spec["data"]["values"])
+    choices = {(r["encoding"], r["layer"], r["vector"], r["place"]) for r in rows}
+    assert len(choices) == 2 * 2 * len(VECTOR_KINDS) * len(PLACES)
+    a, b = order_pairs["learned"]
+    key = trace_key("encoder self", 0, "q")
+    want = np.clip(1 - cosine_matrix(a.vectors(key).double().numpy(), b.vectors(key).double().numpy()), 0, 2)
+    got = [r["w"] for r in rows if (r["encoding"], r["layer"], r["vector"], r["place"]) == (0, 0, 0, 0)]
+    assert np.abs(np.array(got) - want).max() <= 0.5e-4 + 1e-12  # plot_word_order's numbers, 4 decimals
+    assert "log" in json.dumps(view.spec)  # plot_word_order's log colour scale
+    assert view.description.startswith(
+        "1 − cosine between the two word orders' vectors: interactive view of 2 encodings"
+    )
+    assert json.dumps(word_order_view(order_pairs).bundles()) == json.dumps(view.bundles())
+
+
+def test_word_order_view_redraws_offline(browser, tmp_path, order_pairs):
+    from course_utils.clientside import word_order_view
+
+    view = word_order_view(order_pairs)
+    page, errors = open_offline(browser, page_with(tmp_path, view.bundles()[1]["text/html"]))
+    try:
+        page.wait_for_selector(f"#{view.id} svg .mark-rect", state="attached", timeout=30_000)
+        before = drawing(page, view.id)
+        page.select_option(f"#{view.id} select[name=vector]", "5")  # layer_out
+        page.wait_for_function(
+            f"document.querySelector('#{view.id} svg').innerHTML !== {json.dumps(before)}", timeout=10_000
+        )
+        assert not errors
+    finally:
+        page.close()
