@@ -3,8 +3,9 @@
     .venv/bin/python benchmarks/bench_browser.py [--rounds 2] [pages.html ...]
 
 Pages: the exported pages given (e.g. build/html/*.html from `make html`); with none, the exported pages in
-build/html/ that hold a client-side view; with none of those either, a stand-in page with the course's first
-view, `clientside.attention_view` of the five probe sentences on the shipped model (seed 0), its vega files
+build/html/ that hold a client-side view; with none of those either, a stand-in page with the course's two
+views, `clientside.attention_view` of the five probe sentences on the shipped model (seed 0) and
+`clientside.word_order_view` of the three positional encodings' models (seed 0), its vega files
 taken from the npm tarballs `make html` caches in build/npm/.
 
 Each page is opened in headless Chromium (Debian's /usr/bin/chromium driven by Playwright; only file: and
@@ -95,6 +96,7 @@ def snake(values: list[list]) -> list[tuple[int, str]]:
 
 def stand_in_page(folder: Path) -> Path:
     """A page with attention_view of the five probe sentences and the vega files from build/npm/."""
+    from course_utils import probing
     from course_utils.data import load_probes
     from course_utils.tracing import run_with_trace
     from course_utils.training import load_standard_model
@@ -111,13 +113,19 @@ def stand_in_page(folder: Path) -> Path:
                 if member in tar.getnames():
                     (static / local).write_bytes(tar.extractfile(member).read())
     model = load_standard_model().model
-    view = clientside.attention_view({s: run_with_trace(model, s) for s in load_probes("five_sentences")})
-    page = folder / "attention_view.html"
+    views = [
+        clientside.attention_view({s: run_with_trace(model, s) for s in load_probes("five_sentences")}),
+        clientside.word_order_view(
+            {pe: probing.word_order_traces(load_standard_model(pe).model) for pe in ("learned", "sinusoidal", "none")}
+        ),
+    ]
+    page = folder / "clientside_views.html"
+    body = "\n".join(v.bundles()[1]["text/html"] for v in views)
     page.write_text(
-        f"<!doctype html><html><head><meta charset='utf-8'></head><body>{view.bundles()[1]['text/html']}</body></html>",
-        encoding="utf-8",
+        f"<!doctype html><html><head><meta charset='utf-8'></head><body>{body}</body></html>", encoding="utf-8"
     )
-    print(f"stand-in page: attention_view of 5 sentences ({view.nbytes / 1000:.0f} kB in a notebook)")
+    for v in views:
+        print(f"stand-in page: {v.id}: {v.description.split(':')[0]} ({v.nbytes / 1000:.0f} kB in a notebook)")
     return page
 
 
