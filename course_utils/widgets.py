@@ -126,6 +126,21 @@ def _key(choices: dict):
         return None
 
 
+# What a notebook shows for a widget where the widget itself cannot be drawn (a notebook JupyterLab does not trust
+# yet, a page without a widget manager): one plain sentence, never the box's Python repr.
+NOT_RUNNING = "Interactive view: run this cell to use its controls. Until then, the cell below shows its default view."
+
+
+class CourseWidget(widgets.VBox):
+    """The box interactive_plot returns: a VBox whose plain-text form is NOT_RUNNING instead of its repr."""
+
+    def _repr_mimebundle_(self, **kwargs):
+        data = super()._repr_mimebundle_(**kwargs)
+        if isinstance(data, dict) and "text/plain" in data:
+            data["text/plain"] = NOT_RUNNING
+        return data
+
+
 def interactive_plot(plot_fn, controls: dict, *, layout: str = "row", cache: bool = True) -> widgets.VBox:
     """A compact wrapping row of `controls` (name -> widget) above an Output that re-renders on every change.
 
@@ -152,7 +167,7 @@ def interactive_plot(plot_fn, controls: dict, *, layout: str = "row", cache: boo
             state["held"] = False
         update()
 
-    ui = widgets.VBox([controls_box(list(controls.values())), out])
+    ui = CourseWidget([controls_box(list(controls.values())), out])
     # plain attributes, not traits: for tests, benchmarks/bench_notebooks.py, drive() and learners
     ui.controls, ui.output, ui.message, ui.hold = controls, out, None, hold
     ui.clear_cache = views.clear if views is not None else (lambda: None)

@@ -274,3 +274,14 @@ def test_drive_all_passes_when_every_message_is_deliberate():
     assert [len(r) for r in results] == [2, 3]
     W.clear_built()
     assert W.drive_all() == []
+
+
+def test_a_widget_that_cannot_be_drawn_reads_as_a_sentence_not_a_repr():
+    """Untrusted JupyterLab (or any page without a widget manager) shows text/plain: a sentence, never 'VBox(...'."""
+    from course_utils.widgets import NOT_RUNNING
+
+    ui = interactive_plot(lambda word: None, {"word": dropdown(["eat", "apple"])})
+    bundle = ui._repr_mimebundle_()
+    assert bundle["text/plain"] == NOT_RUNNING and "VBox" not in NOT_RUNNING
+    assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == ui.model_id
+    assert isinstance(ui, ipywidgets.VBox)
