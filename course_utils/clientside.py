@@ -1,34 +1,46 @@
 """Client-side views: the data for every choice is embedded once in the output, and the controls (Vega-Lite
 params bound to select/radio inputs) filter it in the browser, with no kernel.
 
-    from course_utils.clientside import attention_view
-    attention_view({"i like to eat": trace_a, "the cat eats": trace_b})   # last line of a cell
+    from course_utils.clientside import attention_view, word_order_view
+    attention_view({sentence: run_with_trace(model, sentence) for sentence in sentences})  # last line of a cell
+    word_order_view({pe: probing.word_order_traces(load_standard_model(pe).model) for pe in PES})
 
-Built with Altair 5 (Vega-Lite 5: JupyterLab 4.6.6 renders Vega-Lite 3, 4 and 5 with its own vega 5.33 /
-vega-lite 5.6.1 / vega-embed 6.21 bundle, even in an untrusted notebook).
+`heatmap_view` draws any word-labelled heatmap whose choices are finite (plotting.heatmap's look); the two views
+above are built on it (notebooks 03/04's plot_attention, notebook 07's plot_word_order). The static fallback
+cell under a view stays: it is what GitHub shows and what nbval compares as a figure.
+
+Built with Altair 5.5.0 (Vega-Lite 5). JupyterLab 4.6.6 renders Vega-Lite 3, 4 and 5 with its own bundle
+(vega 5.33.0, vega-lite 5.6.1, vega-embed 6.21.3) and its renderer is "safe": measured in headless Chromium,
+both views draw from the SAVED output of a notebook never run or trusted in that browser, and their controls
+redraw them (the console notes that the spec says v5.20.1 and the bundle is v5.6.1; nothing else). JupyterLab
+adds a PNG of the drawing to the output when it draws it (36 kB for attention_view), written into the file if
+the learner saves.
 
 What a view displays: TWO outputs (`ClientSideView._ipython_display_`), because JupyterLab prefers text/html
 (rank 50) to the Vega-Lite mimetype (rank 57) in one bundle, and would then show the html's script-less sanitized
 copy (untrusted) or need the network (trusted):
 
 1. `application/vnd.vegalite.v5+json` (the spec) + `text/plain` (one sentence saying what the view is).
-   JupyterLab draws the spec itself, also from the saved output before the notebook is trusted or run.
-   nbconvert and nbviewer do not render this mimetype: they print the sentence, a caption for output 2.
+   JupyterLab draws the spec itself. nbconvert and nbviewer do not render this mimetype: they print the
+   sentence, a caption for output 2.
 2. `text/html` + `text/plain`: a `<div>` with a deterministic id (`qkv-view-` + the first 12 hex digits of the
    spec's sha256) and a script that draws the same spec with vega-embed. The script does nothing where
-   JupyterLab already drew output 1 (a `.jp-RenderedVegaCommon5` in the same output area). It loads, in order,
-   from these paths relative to the page, and from the jsDelivr CDN where a local file fails to load:
+   JupyterLab already drew output 1 (a `.jp-RenderedVegaCommon5` in the same output area: measured, the div
+   stays empty in JupyterLab, trusted or not). It loads, in order, from these paths relative to the page, and
+   from the jsDelivr CDN where a local file fails to load:
 
        _static/vega/vega.min.js         npm vega@5.33.0        build/vega.min.js
        _static/vega/vega-lite.min.js    npm vega-lite@5.20.1   build/vega-lite.min.js  (Altair 5.5.0's version)
        _static/vega/vega-embed.min.js   npm vega-embed@6.29.0  build/vega-embed.min.js
 
-   (`VEGA_FILES`). `make html` copies them next to the pages (offline); nbviewer has no `_static/` and takes
-   the CDN. The UMD bundles are loaded with require.js's `define` hidden, so they set `window.vega*` globals.
-   GitHub strips scripts: it shows the sentences and the notebook's static fallback cell under the view.
+   (`VEGA_FILES`, `NPM_PACKAGES`). `make html` copies them next to the pages (offline); nbviewer has no
+   `_static/` and takes the CDN. The UMD bundles are loaded with require.js's `define` hidden, so they set
+   `window.vega*` globals on nbconvert's pages (which load require.js). Where no file loads, the div says so in
+   one sentence. GitHub strips scripts: it shows the sentence of output 1 and the static fallback cell.
 
-Every output is deterministic (same traces -> same bytes): no uuid, no timestamps; weights are rounded to
-`DECIMALS` places, which also keeps a view small (`ClientSideView.nbytes`).
+Every output is deterministic (same traces -> same bytes): no uuid, no timestamps; values are rounded to
+`DECIMALS` places and travel as one TSV string, which keeps a view small (`ClientSideView.nbytes`: 52 kB for
+attention_view of 5 sentences, 91 kB for word_order_view of 3 encodings; both outputs together).
 """
 
 from __future__ import annotations
