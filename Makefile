@@ -27,7 +27,10 @@ WORKERS ?= 2
 # Strict nbval with no --nbval-sanitize-with file: no output needs sanitizing. The only ignored outputs are cells
 # marked "# NBVAL_IGNORE_OUTPUT" (widgets, one training log), each with its reason on line 2 (tests/test_notebook_hygiene.py).
 NBVAL   := --nbval --nbval-current-env --nbval-cell-timeout=120 -p no:randomly
+# The pinned npm files (vega, MathJax's neighbours, the widget manager) the browser tests load: fetched once into
+# build/npm/ with `npm pack`, checked against their sha512, then reused (nothing is fetched when notebooks run).
 test: install lint
+	$(PY) tools/export_html.py --fetch-only
 	$(PY) -m pytest -n $(WORKERS) --dist loadfile $(NBVAL) tests notebooks
 
 lint: install
@@ -54,6 +57,8 @@ html: install
 bench: install
 	$(PY) benchmarks/bench_training.py
 	$(PY) benchmarks/bench_notebooks.py
+	$(PY) tools/export_html.py --fetch-only
+	$(PY) benchmarks/bench_browser.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

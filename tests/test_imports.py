@@ -12,6 +12,7 @@ MODULES = [
     "analysis",
     "plotting",
     "widgets",
+    "clientside",
     "vectors",
     "projections",
     "stepwise",

@@ -226,7 +226,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("build/html"), help="output folder (default build/html)")
     parser.add_argument("notebooks", nargs="*", type=Path, help="default: notebooks/*.ipynb, sorted")
+    parser.add_argument(
+        "--fetch-only", action="store_true", help="only fetch the pinned npm tarballs into build/npm/ (make test)"
+    )
     args = parser.parse_args(argv)
+    if args.fetch_only:
+        try:
+            tarballs = [npm_tarball(spec, integrity) for spec, (integrity, _files) in NPM.items()]
+        except AssetError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 1
+        print(f"{NPM_CACHE}: {len(tarballs)} pinned npm tarballs")
+        return 0
     paths = args.notebooks or sorted(NOTEBOOKS.glob("*.ipynb"))
     try:
         pages = export(paths, args.out)
