@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+VEGALITE = "application/vnd.vegalite.v5+json"  # a client-side view (course_utils.clientside)
 IGNORE = "# NBVAL_IGNORE_OUTPUT"
 MAX_BYTES = 1_500_000
 # Absolute paths, user folders and memory addresses: they differ between machines and runs.
@@ -182,15 +183,23 @@ def test_at_least_two_exercises_each_with_a_solution_to_reveal(notebook):
 
 
 def test_a_widget_cell_followed_by_its_compared_static_view(notebook):
+    """Every notebook has an interactive view: a kernel widget (interactive_plot, output ignored) or a client-side
+    view (a Vega-Lite output, compared: it is deterministic). Either is followed by a compared cell with output,
+    the static view that GitHub and nbval see."""
     path, nb = notebook
     cells = code_cells(nb)
     widget_cells = [i for i, c in enumerate(cells) if c.source.startswith(IGNORE) and "interactive_plot(" in c.source]
-    assert widget_cells, f"{path.name}: no widget cell ('{IGNORE}' on line 1 and interactive_plot)"
-    for i in widget_cells:
+    view_cells = [i for i, c in enumerate(cells) if any(VEGALITE in o.get("data", {}) for o in c.outputs)]
+    assert widget_cells or view_cells, (
+        f"{path.name}: no widget cell ('{IGNORE}' on line 1 and interactive_plot) and no client-side view"
+    )
+    for i in widget_cells + view_cells:
         nxt = cells[i + 1] if i + 1 < len(cells) else None
         assert nxt is not None and not nxt.source.startswith(IGNORE) and nxt.outputs, (
-            f"{path.name} cell [{i + 1}]: the next code cell must be compared and show the widget's default view"
+            f"{path.name} cell [{i + 1}]: the next code cell must be compared and show the view's default as a figure"
         )
+    for i in view_cells:
+        assert not cells[i].source.startswith(IGNORE), f"{path.name} cell [{i + 1}]: a client-side view is compared"
 
 
 def test_the_exercise_count_sees_headings_bold_leads_and_a_missing_solution():
