@@ -193,6 +193,7 @@ def heatmap_view(
     light_above: float = 0.63,
     fmt: str = ".2f",
     decimals: int = DECIMALS,
+    defaults: dict | None = None,
 ) -> ClientSideView:
     """A word-labelled heatmap (plotting.heatmap's look: rows × columns, words on both axes, one colour scale,
     the value written in each cell) for every combination of `controls`, switched in the browser.
@@ -203,9 +204,13 @@ def heatmap_view(
     first option "all" (every panel) — plot_attention's heads. `axes_note`: (control name, one line per option)
     shown under the title (what rows and columns are). `scale`: Vega-Lite colour scale (default viridis 0..1);
     `floor`: colour values below it are drawn at it (for a log scale); the text turns black above `light_above` (where
-    viridis gets light: 0.63 on 0..1, as plotting.heatmap decides by luminance).
+    viridis gets light: 0.63 on 0..1, as plotting.heatmap decides by luminance). `defaults`: {control name: option
+    index} shown first (default: each control's first option; the panel control's "all" is -1).
     """
     names = list(controls)
+    defaults = dict(defaults or {})
+    if set(defaults) - set(names):
+        raise ValueError(f"defaults name no control: {sorted(set(defaults) - set(names))}")
     rows, col_labels = [], {}
     for key, (matrix, row_labels, cols) in cells.items():
         if len(key) != len(names) or any(not 0 <= i < len(controls[n]) for i, n in zip(key, names)):
@@ -231,8 +236,14 @@ def heatmap_view(
         if name == panels:
             labels, options = ["all", *labels], [-1, *options]
         binding = alt.binding_radio if len(labels) <= 4 else alt.binding_select
+        if defaults.get(name, options[0]) not in options:
+            raise ValueError(f"default {defaults[name]} is no option of {name}: {options}")
         params.append(
-            alt.param(name=name, value=options[0], bind=binding(options=options, labels=labels, name=name + " "))
+            alt.param(
+                name=name,
+                value=defaults.get(name, options[0]),
+                bind=binding(options=options, labels=labels, name=name + " "),
+            )
         )
     params.append(alt.param(name="colLabels", value=col_labels))
     params.append(alt.param(name="optionLabels", value={n: [str(x) for x in controls[n]] for n in names}))
@@ -306,11 +317,17 @@ def _choices(**controls) -> str:
 # ---- view 1: the attention heatmap (plotting.plot_attention) for every sentence, place, layer and head ----
 
 
-def attention_view(traces: dict, *, title: str = "Attention weights") -> ClientSideView:
+def attention_view(
+    traces: dict, *, title: str = "Attention weights", places=PLACES, defaults: dict | None = None
+) -> ClientSideView:
     """The course's attention heatmap (plotting.plot_attention: query rows × key columns, word labels on both
     axes, one colour scale 0..1, weights written in the cells, one panel per head) for every sentence, place,
-    layer and head of `traces` ({sentence label: Trace}), switched in the browser by four controls."""
-    traces = dict(traces)
+    layer and head of `traces` ({sentence label: Trace}), switched in the browser by four controls. `places`: the
+    attention places the traces hold (default tracing.PLACES; a pretrained encoder's traces, notebook 10's, hold
+    only ("encoder self",)). `defaults`: the view shown first, {control: option index} (heatmap_view's)."""
+    traces, places = dict(traces), tuple(places)
+    if not places or any(p not in PLACES for p in places):
+        raise ValueError(f"places must be some of {PLACES}, got {places}")
     if not traces:
         raise ValueError("attention_view needs at least one trace")
     first = next(iter(traces.values()))
@@ -318,7 +335,7 @@ def attention_view(traces: dict, *, title: str = "Attention weights") -> ClientS
     n_heads = first[trace_key("encoder self", 0, "weights")].shape[0]
     cells = {}
     for s, trace in enumerate(traces.values()):
-        for p, place in enumerate(PLACES):
+        for p, place in enumerate(places):
             for layer in range(n_layers):
                 key = trace_key(place, layer, "weights")
                 rows = trace.query_tokens(key)
@@ -328,14 +345,14 @@ def attention_view(traces: dict, *, title: str = "Attention weights") -> ClientS
                     cells[(s, p, layer, h)] = (trace[key][h], rows, trace.key_tokens(key))
     controls = {
         "sentence": list(traces),
-        "place": [PLACE_NAMES[p] for p in PLACES],
+        "place": [PLACE_NAMES[p] for p in places],
         "layer": list(range(n_layers)),
         "head": list(range(n_heads)),
     }
     note = [
         f"rows: queries ({'English' if p == 'encoder self' else 'German input → word it produces'}); columns: keys"
         f" ({'German input' if p == 'decoder self' else 'English'})"
-        for p in PLACES
+        for p in places
     ]
     description = (
         f"{title}: interactive view of {_choices(**{k: v for k, v in controls.items() if k != 'head'})}"
@@ -349,6 +366,7 @@ def attention_view(traces: dict, *, title: str = "Attention weights") -> ClientS
         description=description,
         panels="head",
         axes_note=("place", note),
+        defaults=defaults,
     )
 
 

@@ -304,3 +304,45 @@ def test_word_order_view_redraws_offline(browser, tmp_path, order_pairs):
         assert not errors
     finally:
         page.close()
+
+
+# ---- attention_view's places= and defaults= (notebook 10: a pretrained encoder's traces, encoder self only) ----
+
+
+@pytest.fixture(scope="module")
+def minilm_traces():
+    from course_utils import pretrained
+
+    model = pretrained.load_minilm()
+    return {s: pretrained.trace_sentence(model, s) for s in ("we want to eat apple", "apple eat can we")}
+
+
+def test_attention_view_on_a_pretrained_encoders_traces(minilm_traces):
+    view = attention_view(minilm_traces, places=("encoder self",), defaults={"layer": 0, "head": 2})
+    p = params(view.spec)
+    assert p["sentence"]["bind"]["labels"] == list(minilm_traces)
+    assert p["place"]["bind"]["labels"] == [PLACE_NAMES["encoder self"]]  # the only place an encoder has
+    assert p["layer"]["bind"]["labels"] == [str(x) for x in range(6)]
+    assert p["head"]["bind"]["labels"] == ["all", *map(str, range(12))]
+    assert (p["sentence"]["value"], p["layer"]["value"], p["head"]["value"]) == (0, 0, 2)  # the defaults asked
+    rows = tsv_rows(view.spec["data"]["values"])
+    assert {(r["sentence"], r["place"], r["layer"], r["head"]) for r in rows} == {
+        (s, 0, layer, h) for s in range(2) for layer in range(6) for h in range(12)
+    }
+    trace = minilm_traces["apple eat can we"]
+    w = trace[trace_key("encoder self", 5, "weights")][11]
+    got = [r["w"] for r in rows if (r["sentence"], r["layer"], r["head"]) == (1, 5, 11)]
+    assert [r["q"][3:] for r in rows if (r["sentence"], r["layer"], r["head"]) == (1, 5, 11)] == trace.src_tokens
+    assert max(abs(a - b) for g, row in zip(got, w.tolist()) for a, b in zip(g, row)) <= 0.5e-3 + 1e-9
+    again = attention_view(minilm_traces, places=("encoder self",), defaults={"layer": 0, "head": 2})
+    assert json.dumps(again.bundles()) == json.dumps(view.bundles())  # deterministic
+
+
+def test_attention_view_refuses_unknown_places_and_defaults(traces):
+    with pytest.raises(ValueError, match="places"):
+        attention_view(traces, places=("encoder cross",))
+    with pytest.raises(ValueError, match="defaults name no control"):
+        attention_view(traces, defaults={"heads": 0})
+    with pytest.raises(ValueError, match="no option of head"):
+        attention_view(traces, defaults={"head": 99})
+    assert params(attention_view(traces).spec)["head"]["value"] == -1  # no defaults: "all" heads, as before
