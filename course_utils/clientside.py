@@ -303,7 +303,12 @@ def heatmap_view(
     chart = chart.properties(width=alt.Step(26), height=alt.Step(20))
     if panels:
         chart = chart.transform_calculate(panel=f"'{panels} ' + optionLabels.{panels}[datum.{panels}]").facet(
-            column=alt.Column("panel:N", title=None, header=alt.Header(labelFontSize=11))
+            column=alt.Column(
+                "panel:N",
+                title=None,
+                header=alt.Header(labelFontSize=11),
+                sort=alt.EncodingSortField(field=panels, op="min"),  # head 2 before head 10
+            )
         )
     chart = chart.add_params(*params).properties(title=alt.Title(alt.ExprRef(expr=title_expr), anchor="start"))
     spec = chart.configure(autosize=alt.AutoSizeParams(type="pad", resize=True)).to_dict()

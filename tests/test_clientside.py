@@ -346,3 +346,23 @@ def test_attention_view_refuses_unknown_places_and_defaults(traces):
     with pytest.raises(ValueError, match="no option of head"):
         attention_view(traces, defaults={"head": 99})
     assert params(attention_view(traces).spec)["head"]["value"] == -1  # no defaults: "all" heads, as before
+
+
+def test_twelve_head_panels_drawn_in_head_order_offline(browser, tmp_path, minilm_traces):
+    """'all' heads of notebook 10's view: twelve panels left to right head 0 .. head 11 (not 'head 10' after 1)."""
+    view = attention_view(minilm_traces, places=("encoder self",), defaults={"layer": 0, "head": 2})
+    assert view.spec["facet"]["column"]["sort"] == {"field": "head", "op": "min"}
+    page, errors = open_offline(browser, page_with(tmp_path, view.bundles()[1]["text/html"]))
+    try:
+        page.wait_for_selector(f"#{view.id} svg .mark-rect", state="attached", timeout=30_000)
+        assert "head 2" in drawing(page, view.id) and "head 10" not in drawing(page, view.id)  # the default: one
+        page.select_option(f"#{view.id} select[name=head]", "-1")
+        page.wait_for_function(f"document.querySelector('#{view.id} svg').innerHTML.includes('head 11')")
+        headers = page.eval_on_selector_all(
+            f"#{view.id} svg .column_header text", "ts => ts.map(t => [t.textContent, t.getBoundingClientRect().x])"
+        )
+        titles = [t for t, _ in sorted(headers, key=lambda h: h[1]) if t.startswith("head ")]
+        assert titles == [f"head {h}" for h in range(12)]
+        assert not errors
+    finally:
+        page.close()
