@@ -366,3 +366,144 @@ def test_twelve_head_panels_drawn_in_head_order_offline(browser, tmp_path, minil
         assert not errors
     finally:
         page.close()
+
+
+# ---- word_qkv_view (notebook 02: projections.plot_word_qkv per word choice and layer) ----
+
+QKV_CHOICES = [("we want to eat apple", "eat"), ("they want to eat bread", "eat"), ("eat", "eat")]
+
+
+def test_word_qkv_view_embeds_every_choice(shipped_model):
+    from course_utils.clientside import word_qkv_view
+    from course_utils.projections import word_qkv
+
+    view = word_qkv_view(shipped_model, QKV_CHOICES, defaults={"word": 1, "layer": 1})
+    p = params(view.spec)
+    n = len(shipped_model.encoder)
+    assert p["word"]["bind"]["labels"] == [
+        f"eat {word_qkv(shipped_model, s, w)[1]}" for s, w in QKV_CHOICES
+    ]  # "eat in 'we want to eat apple', position 3", ..., "eat alone (not in the sentence), position 0"
+    assert p["layer"]["bind"]["labels"] == [str(x) for x in range(n)]
+    assert (p["word"]["value"], p["layer"]["value"]) == (1, 1)
+    rows = tsv_rows(view.spec["data"]["values"])
+    assert len(rows) == 3 * len(QKV_CHOICES) * n  # q, k, v rows of every choice, none twice
+    for c, (s, w) in enumerate(QKV_CHOICES):
+        for layer in range(n):
+            M = word_qkv(shipped_model, s, w, layer)[0].double().numpy()
+            got = [r for r in rows if (r["word"], r["layer"]) == (c, layer)]
+            assert [r["q"][3:4] for r in got] == ["q", "k", "v"]
+            assert max(abs(a - b) for r, m in zip(got, M) for a, b in zip(r["w"], m)) <= 0.5e-3 + 1e-9
+            assert p["lims"]["value"][f"{c}|{layer}"] == pytest.approx(abs(M).max(), abs=1e-3)
+    again = word_qkv_view(shipped_model, QKV_CHOICES, defaults={"word": 1, "layer": 1})
+    assert json.dumps(again.bundles()) == json.dumps(view.bundles())  # deterministic
+    with pytest.raises(ValueError, match="no option of word"):
+        word_qkv_view(shipped_model, QKV_CHOICES, defaults={"word": 3})
+
+
+def test_word_qkv_view_redraws_offline(browser, tmp_path, shipped_model):
+    from course_utils.clientside import word_qkv_view
+
+    view = word_qkv_view(shipped_model, QKV_CHOICES)
+    page, errors = open_offline(browser, page_with(tmp_path, view.bundles()[1]["text/html"]))
+    try:
+        page.wait_for_selector(f"#{view.id} svg .mark-rect", state="attached", timeout=30_000)
+        before = drawing(page, view.id)
+        assert "we want to eat apple" in before and "encoder layer 0" in before
+        page.check(f"#{view.id} input[name=word][value='1']")
+        page.wait_for_function(f"document.querySelector('#{view.id} svg').innerHTML.includes('eat bread')")
+        assert drawing(page, view.id) != before
+        assert not errors
+    finally:
+        page.close()
+
+
+# ---- word_path_view: notebook 06's projection (clustering.plot_word_projection, PCA, all heads) ----
+
+
+@pytest.fixture(scope="module")
+def path_view():
+    from course_utils.clustering import PAIR
+    from course_utils.training import load_standard_model
+
+    snaps = load_standard_model().snapshots
+    return snaps, clientside.word_path_view(snaps, PAIR, defaults={"layer": 1})
+
+
+def path_rows(view) -> list[dict]:
+    head, *lines = view.spec["data"]["values"].split("\n")
+    return [dict(zip(head.split("\t"), line.split("\t"))) for line in lines]
+
+
+def test_word_path_view_embeds_one_pca_per_choice(path_view):
+    from course_utils.analysis import collect_vectors, fit_projection
+    from course_utils.clustering import PAIR
+    from course_utils.tracing import VECTOR_KINDS, place_prefix
+
+    snaps, view = path_view
+    rows = path_rows(view)
+    p = params(view.spec)
+    kind_sets = p["kindLists"]["value"]
+    assert p["optionLabels"]["value"]["kinds"] == [", ".join(ks) for ks in kind_sets]
+    assert {(r["layer"], r["place"], r["kinds"]) for r in rows} == {
+        (str(la), str(pl), str(k)) for la in range(2) for pl in range(len(PLACES)) for k in range(len(kind_sets))
+    }  # every layer x place x kind set, each with its own PCA
+    for la, pl, k in [(1, 0, 0), (0, 2, 1)]:
+        lv = collect_vectors(snaps, PAIR, place_prefix(PLACES[pl], la), kinds=kind_sets[k], epochs=sorted(snaps))
+        Y = fit_projection(lv.X, "pca", 2)
+        mine = [r for r in rows if (r["layer"], r["place"], r["kinds"]) == (str(la), str(pl), str(k))]
+        assert len(mine) == len(lv.X)  # one row per vector: word x kind x epoch x sentence
+        got = [(float(r["x"]), float(r["y"])) for r in mine]
+        assert max(abs(a - b) for g, y in zip(got, Y) for a, b in zip(g, y)) <= 0.5 * 10**-clientside.DECIMALS + 1e-9
+        words = p["optionLabels"]["value"]["word"]
+        assert [f"{words[int(r['word'])]}@{VECTOR_KINDS[int(r['kind'])]}@{r['epoch']}" for r in mine] == list(
+            lv.meta["label"]
+        )  # the blog's word@kind@epoch labels, in collect_vectors' order
+
+
+def test_word_path_view_controls_and_defaults(path_view):
+    snaps, view = path_view
+    p = params(view.spec)
+    words = p["optionLabels"]["value"]["word"]
+    assert "eat" in words and "essen" in words  # English and German tokens
+    assert p["word"]["bind"]["options"] == list(range(len(words)))
+    assert p["word"]["bind"]["labels"] == words
+    assert p["word"]["value"] == words.index("eat") and p["layer"]["value"] == 1  # notebook 06's default view
+    assert p["place"]["bind"]["labels"] == [PLACE_NAMES[x] for x in PLACES]
+    notes = p["notes"]["value"]
+    e = str(words.index("eat"))
+    assert notes[f"1|0|0|{e}"] == ""  # eat is an encoder token: every panel draws its path
+    assert notes[f"1|1|0|{e}"].startswith("'eat' is no token of decoder self")
+    assert notes[f"1|2|0|{e}"].startswith("no 'eat' among q, x1")  # cross: eat has k and v only
+    with pytest.raises(ValueError):
+        clientside.word_path_view(snaps, ("we want to eat apple", "we want to eat bread"), defaults={"head": 0})
+
+
+def test_word_path_view_is_deterministic(path_view):
+    from course_utils.clustering import PAIR
+
+    snaps, view = path_view
+    again = clientside.word_path_view(snaps, PAIR, defaults={"layer": 1})
+    assert again.bundles() == view.bundles() and again.id == view.id
+    assert view.nbytes < 300_000
+
+
+def test_word_path_view_redraws_offline(browser, tmp_path, path_view):
+    _, view = path_view
+    page, errors = open_offline(browser, page_with(tmp_path, view.bundles()[1]["text/html"]))
+    try:
+        page.wait_for_selector(f"#{view.id} svg .mark-symbol", state="attached", timeout=30_000)
+        before = drawing(page, view.id)
+        assert "over epochs 1 → 15 → 30" in before and "encoder self-attention layer 1" in before
+        page.select_option(f"#{view.id} select[name=word]", label="want")
+        page.wait_for_function(
+            f"document.querySelector('#{view.id} svg').innerHTML !== {json.dumps(before)}", timeout=10_000
+        )
+        after = drawing(page, view.id)
+        assert "'want' over epochs" in after
+        page.check(f"#{view.id} input[name=place][value='2']")
+        page.wait_for_function(
+            f"document.querySelector('#{view.id} svg').innerHTML.includes('cross-attention layer 1')", timeout=10_000
+        )
+        assert not errors
+    finally:
+        page.close()
