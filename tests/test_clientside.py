@@ -415,3 +415,95 @@ def test_word_qkv_view_redraws_offline(browser, tmp_path, shipped_model):
         assert not errors
     finally:
         page.close()
+
+
+# ---- word_path_view: notebook 06's projection (clustering.plot_word_projection, PCA, all heads) ----
+
+
+@pytest.fixture(scope="module")
+def path_view():
+    from course_utils.clustering import PAIR
+    from course_utils.training import load_standard_model
+
+    snaps = load_standard_model().snapshots
+    return snaps, clientside.word_path_view(snaps, PAIR, defaults={"layer": 1})
+
+
+def path_rows(view) -> list[dict]:
+    head, *lines = view.spec["data"]["values"].split("\n")
+    return [dict(zip(head.split("\t"), line.split("\t"))) for line in lines]
+
+
+def test_word_path_view_embeds_one_pca_per_choice(path_view):
+    from course_utils.analysis import collect_vectors, fit_projection
+    from course_utils.clustering import PAIR
+    from course_utils.tracing import VECTOR_KINDS, place_prefix
+
+    snaps, view = path_view
+    rows = path_rows(view)
+    p = params(view.spec)
+    kind_sets = p["kindLists"]["value"]
+    assert p["optionLabels"]["value"]["kinds"] == [", ".join(ks) for ks in kind_sets]
+    assert {(r["layer"], r["place"], r["kinds"]) for r in rows} == {
+        (str(la), str(pl), str(k)) for la in range(2) for pl in range(len(PLACES)) for k in range(len(kind_sets))
+    }  # every layer x place x kind set, each with its own PCA
+    for la, pl, k in [(1, 0, 0), (0, 2, 1)]:
+        lv = collect_vectors(snaps, PAIR, place_prefix(PLACES[pl], la), kinds=kind_sets[k], epochs=sorted(snaps))
+        Y = fit_projection(lv.X, "pca", 2)
+        mine = [r for r in rows if (r["layer"], r["place"], r["kinds"]) == (str(la), str(pl), str(k))]
+        assert len(mine) == len(lv.X)  # one row per vector: word x kind x epoch x sentence
+        got = [(float(r["x"]), float(r["y"])) for r in mine]
+        assert max(abs(a - b) for g, y in zip(got, Y) for a, b in zip(g, y)) <= 0.5 * 10**-clientside.DECIMALS + 1e-9
+        words = p["optionLabels"]["value"]["word"]
+        assert [f"{words[int(r['word'])]}@{VECTOR_KINDS[int(r['kind'])]}@{r['epoch']}" for r in mine] == list(
+            lv.meta["label"]
+        )  # the blog's word@kind@epoch labels, in collect_vectors' order
+
+
+def test_word_path_view_controls_and_defaults(path_view):
+    snaps, view = path_view
+    p = params(view.spec)
+    words = p["optionLabels"]["value"]["word"]
+    assert "eat" in words and "essen" in words  # English and German tokens
+    assert p["word"]["bind"]["options"] == list(range(len(words)))
+    assert p["word"]["bind"]["labels"] == words
+    assert p["word"]["value"] == words.index("eat") and p["layer"]["value"] == 1  # notebook 06's default view
+    assert p["place"]["bind"]["labels"] == [PLACE_NAMES[x] for x in PLACES]
+    notes = p["notes"]["value"]
+    e = str(words.index("eat"))
+    assert notes[f"1|0|0|{e}"] == ""  # eat is an encoder token: every panel draws its path
+    assert notes[f"1|1|0|{e}"].startswith("'eat' is no token of decoder self")
+    assert notes[f"1|2|0|{e}"].startswith("no 'eat' among q, x1")  # cross: eat has k and v only
+    with pytest.raises(ValueError):
+        clientside.word_path_view(snaps, ("we want to eat apple", "we want to eat bread"), defaults={"head": 0})
+
+
+def test_word_path_view_is_deterministic(path_view):
+    from course_utils.clustering import PAIR
+
+    snaps, view = path_view
+    again = clientside.word_path_view(snaps, PAIR, defaults={"layer": 1})
+    assert again.bundles() == view.bundles() and again.id == view.id
+    assert view.nbytes < 300_000
+
+
+def test_word_path_view_redraws_offline(browser, tmp_path, path_view):
+    _, view = path_view
+    page, errors = open_offline(browser, page_with(tmp_path, view.bundles()[1]["text/html"]))
+    try:
+        page.wait_for_selector(f"#{view.id} svg .mark-symbol", state="attached", timeout=30_000)
+        before = drawing(page, view.id)
+        assert "over epochs 1 → 15 → 30" in before and "encoder self-attention layer 1" in before
+        page.select_option(f"#{view.id} select[name=word]", label="want")
+        page.wait_for_function(
+            f"document.querySelector('#{view.id} svg').innerHTML !== {json.dumps(before)}", timeout=10_000
+        )
+        after = drawing(page, view.id)
+        assert "'want' over epochs" in after
+        page.check(f"#{view.id} input[name=place][value='2']")
+        page.wait_for_function(
+            f"document.querySelector('#{view.id} svg').innerHTML.includes('cross-attention layer 1')", timeout=10_000
+        )
+        assert not errors
+    finally:
+        page.close()
