@@ -729,3 +729,69 @@ def word_qkv_view(model, choices, *, layers=None, defaults: dict | None = None) 
         " (a Vega-Lite chart; the static figure below shows one view)."
     )
     return ClientSideView(spec, description)
+
+
+# ---- view 5: notebook 05's attention heatmap per sentence AND training seed (attention_view with a seed control) ----
+
+
+def seed_attention_view(
+    traces: dict,
+    *,
+    title: str = "Attention weights",
+    places=PLACES,
+    defaults: dict | None = None,
+    decimals: int = 2,
+) -> ClientSideView:
+    """attention_view with a seed control: `traces` is {seed: {sentence label: Trace}} (the same sentences for
+    every seed), switched in the browser by five controls: sentence, seed, place, layer and head (panels, "all"
+    first). `decimals`: the weights embedded (2 by default, the places the cells show: 5 seeds cost 5× the bytes).
+    `defaults`: {control: option index} (heatmap_view's)."""
+    traces, places = {s: dict(t) for s, t in traces.items()}, tuple(places)
+    if not traces or not all(traces.values()):
+        raise ValueError("seed_attention_view needs at least one seed with at least one trace")
+    sentences = list(next(iter(traces.values())))
+    if any(list(t) != sentences for t in traces.values()):
+        raise ValueError("every seed needs the same sentences, in the same order")
+    if not places or any(p not in PLACES for p in places):
+        raise ValueError(f"places must be some of {PLACES}, got {places}")
+    first = traces[next(iter(traces))][sentences[0]]
+    n_layers = sum(1 for k in first.keys() if k.startswith("encoder.") and k.endswith(".self.weights"))
+    n_heads = first[trace_key("encoder self", 0, "weights")].shape[0]
+    cells = {}
+    for d, by_sentence in enumerate(traces.values()):
+        for s, trace in enumerate(by_sentence.values()):
+            for p, place in enumerate(places):
+                for layer in range(n_layers):
+                    key = trace_key(place, layer, "weights")
+                    rows = trace.query_tokens(key)
+                    if place != "encoder self":
+                        rows = decoder_row_labels(rows, trace.tgt_tokens[1:])
+                    for h in range(n_heads):
+                        cells[(s, d, p, layer, h)] = (trace[key][h], rows, trace.key_tokens(key))
+    controls = {
+        "sentence": sentences,
+        "seed": [str(s) for s in traces],
+        "place": [PLACE_NAMES[p] for p in places],
+        "layer": list(range(n_layers)),
+        "head": list(range(n_heads)),
+    }
+    note = [
+        f"rows: queries ({'English' if p == 'encoder self' else 'German input → word it produces'}); columns: keys"
+        f" ({'German input' if p == 'decoder self' else 'English'})"
+        for p in places
+    ]
+    description = (
+        f"{title}: interactive view of {_choices(**{k: v for k, v in controls.items() if k != 'head'})}"
+        f" × {n_heads} heads, switched in the browser (a Vega-Lite chart; the static figure below shows one view)."
+    )
+    return heatmap_view(
+        cells,
+        controls,
+        title=title,
+        legend="attention weight",
+        description=description,
+        panels="head",
+        axes_note=("place", note),
+        defaults=defaults,
+        decimals=decimals,
+    )

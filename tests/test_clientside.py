@@ -507,3 +507,75 @@ def test_word_path_view_redraws_offline(browser, tmp_path, path_view):
         assert not errors
     finally:
         page.close()
+
+
+# ---- seed_attention_view: notebook 05's attention per sentence and training seed ----
+
+
+@pytest.fixture(scope="module")
+def seed_traces(learned_seeds):
+    sentences = list(load_probes("five_sentences"))[:2]
+    return {s: {x: run_with_trace(r.model, x) for x in sentences} for s, r in learned_seeds.items()}
+
+
+@pytest.fixture(scope="module")
+def seed_view(seed_traces):
+    return clientside.seed_attention_view(seed_traces, defaults={"sentence": 1, "place": 2, "layer": 1})
+
+
+def test_seed_attention_view_embeds_every_sentence_seed_place_layer_head(seed_traces, seed_view):
+    rows = tsv_rows(seed_view.spec["data"]["values"])
+    seen = {}
+    for r in rows:
+        seen.setdefault((r["sentence"], r["seed"], r["place"], r["layer"], r["head"]), []).append(r["w"])
+    expected = {}
+    for d, by_sentence in enumerate(seed_traces.values()):
+        for s, trace in enumerate(by_sentence.values()):
+            for p, place in enumerate(PLACES):
+                for layer in range(n_layers(trace)):
+                    w = trace[trace_key(place, layer, "weights")]
+                    for h in range(w.shape[0]):
+                        expected[(s, d, p, layer, h)] = w[h]
+    assert seen.keys() == expected.keys()  # 2 sentences x 5 seeds x 3 places x 2 layers x 2 heads, none twice
+    for choice, w in expected.items():
+        got = [x for row in seen[choice] for x in row]
+        assert len(got) == w.numel()
+        assert max(abs(a - b) for a, b in zip(got, w.flatten().tolist())) <= 0.005 + 1e-9  # 2 decimals
+    assert len(rows) == sum(len(v) for v in seen.values())
+
+
+def test_seed_attention_view_controls_defaults_and_refusals(seed_traces, seed_view):
+    p = params(seed_view.spec)
+    first = next(iter(seed_traces.values()))
+    assert p["sentence"]["bind"]["labels"] == list(first)
+    assert p["seed"]["bind"]["labels"] == [str(s) for s in seed_traces]
+    assert p["seed"]["bind"]["options"] == list(range(len(seed_traces)))
+    assert p["place"]["bind"]["labels"] == [PLACE_NAMES[x] for x in PLACES]
+    assert p["head"]["bind"]["options"] == [-1, 0, 1] and p["head"]["bind"]["labels"][0] == "all"
+    assert (p["sentence"]["value"], p["seed"]["value"], p["place"]["value"], p["layer"]["value"]) == (1, 0, 2, 1)
+    assert "5 seeds" in seed_view.description
+    with pytest.raises(ValueError):
+        clientside.seed_attention_view(seed_traces, defaults={"epoch": 0})
+    with pytest.raises(ValueError):
+        clientside.seed_attention_view({0: first, 1: dict(list(first.items())[:1])})  # different sentences
+
+
+def test_seed_attention_view_is_deterministic(seed_traces, seed_view):
+    again = clientside.seed_attention_view(seed_traces, defaults={"sentence": 1, "place": 2, "layer": 1})
+    assert json.dumps(again.bundles()) == json.dumps(seed_view.bundles()) and again.id == seed_view.id
+
+
+def test_seed_attention_view_redraws_offline_on_a_seed_change(browser, tmp_path, seed_view):
+    page, errors = open_offline(browser, page_with(tmp_path, seed_view.bundles()[1]["text/html"]))
+    try:
+        page.wait_for_selector(f"#{seed_view.id} svg .mark-rect", state="attached", timeout=30_000)
+        before = drawing(page, seed_view.id)
+        assert "seed 0" in before and "cross-attention" in before
+        page.select_option(f"#{seed_view.id} select[name=seed]", label="3")
+        page.wait_for_function(
+            f"document.querySelector('#{seed_view.id} svg').innerHTML.includes('seed 3')", timeout=10_000
+        )
+        assert drawing(page, seed_view.id) != before
+        assert not errors
+    finally:
+        page.close()
