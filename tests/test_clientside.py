@@ -579,3 +579,52 @@ def test_seed_attention_view_redraws_offline_on_a_seed_change(browser, tmp_path,
         assert not errors
     finally:
         page.close()
+
+
+# ---- scaling_view (notebook 03: stepwise.plot_scaling per d and divisor) ----
+
+
+def test_scaling_view_embeds_every_choice():
+    import numpy as np
+    import torch
+
+    from course_utils.clientside import scaling_view
+    from course_utils.stepwise import DIVISORS, divisor_value, random_scores, score_stats
+
+    view = scaling_view(defaults={"d": 2, "divide_by": 1})
+    p = params(view.spec)
+    assert p["d"]["bind"]["labels"] == ["4", "16", "64", "256"]
+    assert p["divide_by"]["bind"]["labels"] == list(DIVISORS)
+    assert (p["d"]["value"], p["divide_by"]["value"]) == (2, 1)  # d = 64, √d: plot_scaling's default
+    weights_data, hist_data = (c["data"]["values"] for c in (view.spec["hconcat"][0], view.spec["hconcat"][1]))
+    w_rows, h_rows = tsv_rows(weights_data), tsv_rows(hist_data)
+    assert len(w_rows) == 4 * 3 * 5 and len(h_rows) == 4 * 3  # 5 queries per choice, one histogram per choice
+    for di, d in enumerate((4, 16, 64, 256)):
+        for vi, div in enumerate(DIVISORS):
+            s = random_scores(d) / divisor_value(d, div)
+            w = torch.softmax(s, dim=-1)[:5].numpy()
+            got = np.array([r["w"] for r in w_rows if (r["d"], r["divide_by"]) == (di, vi)])
+            assert np.abs(got - w).max() <= 0.5e-3 + 1e-9
+            (counts,) = [r["w"] for r in h_rows if (r["d"], r["divide_by"]) == (di, vi)]
+            assert sum(counts) == s.numel()  # every score counted, the clipped ones in the edge bins
+            st = score_stats(d, divisor_value(d, div))
+            assert f"mean max weight {st['mean_max_weight']:.2f}" in p["leftTitles"]["value"][f"{di}|{vi}"]
+            assert f"std {st['score_std']:.2f}" in p["rightTitles"]["value"][f"{di}|{vi}"]
+    assert json.dumps(scaling_view(defaults={"d": 2, "divide_by": 1}).bundles()) == json.dumps(view.bundles())
+
+
+def test_scaling_view_redraws_offline(browser, tmp_path):
+    from course_utils.clientside import scaling_view
+
+    view = scaling_view(defaults={"d": 2, "divide_by": 1})
+    page, errors = open_offline(browser, page_with(tmp_path, view.bundles()[1]["text/html"]))
+    try:
+        page.wait_for_selector(f"#{view.id} svg .mark-rect", state="attached", timeout=30_000)
+        before = drawing(page, view.id)
+        assert "d = 64" in before and "std 0.99" in before
+        page.check(f"#{view.id} input[name=divide_by][value='0']")  # divide by 1
+        page.wait_for_function(f"document.querySelector('#{view.id} svg').innerHTML.includes('std 7.94')")
+        assert drawing(page, view.id) != before
+        assert not errors
+    finally:
+        page.close()
