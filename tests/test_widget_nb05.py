@@ -1,94 +1,77 @@
-"""Notebook 05's attention widget: every pair of choices (sentence, seed, place, layer, head) draws a figure, never a
-message; a choice outside the model is worded by the course (plotting.plot_attention), not by torch.
+"""Notebook 05's attention view (section 5): a client-side view (clientside.seed_attention_view) whose saved output
+holds every choice of sentence × seed × place × layer × head, opens on the view the static cell below it draws
+(cross-attention, layer 1, 'he can read letter', seed 0), and holds the shipped seeds' weights.
 
-The widget cell is taken from the committed notebook and run here; the pairs are covered greedily (all 540
-combinations would take minutes on 2 cores, and each control acts on its own: a pair of choices is what can clash).
+The committed output is read here (what JupyterLab, the exported page and nbviewer draw without a kernel).
 """
 
 from __future__ import annotations
 
-import functools
-import itertools
 from pathlib import Path
 
-import matplotlib
+import nbformat
+import pytest
 
-matplotlib.use("Agg")
-
-import ipywidgets  # noqa: E402
-import matplotlib.pyplot as plt  # noqa: E402
-import nbformat  # noqa: E402
-import pytest  # noqa: E402
-
-from course_utils.plotting import plot_attention  # noqa: E402
-from course_utils.tracing import PLACES, run_with_trace  # noqa: E402
-from course_utils.training import SEEDS, load_seeds  # noqa: E402
-from course_utils.widgets import dropdown, interactive_plot, render  # noqa: E402
+from course_utils.clientside import VEGALITE_MIME, tsv_rows
+from course_utils.tracing import PLACE_NAMES, PLACES, run_with_trace, trace_key
+from course_utils.training import SEEDS
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "05_training_the_translator.ipynb"
 
 
 @pytest.fixture(scope="module")
-def widget():
-    cells = [c.source for c in nbformat.read(NOTEBOOK, as_version=4).cells if c.cell_type == "code"]
-    (source,) = [s for s in cells if "def attention_view" in s and "interactive_plot(" in s]
-    seeds = load_seeds("learned")
-    namespace = {
-        "functools": functools,
-        "run_with_trace": run_with_trace,
-        "plot_attention": plot_attention,
-        "seeds": seeds,
-        "SEEDS": SEEDS,
-        "PLACES": PLACES,
-        "dropdown": dropdown,
-        "interactive_plot": interactive_plot,
-        "model": seeds[0].model,
-    }
-    exec(compile(source, "notebook 05: the attention widget", "exec"), namespace)
-    plt.close("all")
-    return namespace["attention_view"], namespace["controls"]
+def cells():
+    return nbformat.read(NOTEBOOK, as_version=4).cells
 
 
-def all_pairs(options: dict[str, list]) -> list[dict]:
-    """Combinations that together hold every pair of choices of every two controls (greedy, deterministic)."""
-    names = list(options)
-    todo = {((a, x), (b, y)) for a, b in itertools.combinations(names, 2) for x in options[a] for y in options[b]}
-    chosen = []
-    while todo:
-        best = max(
-            itertools.product(*options.values()),
-            key=lambda combo: sum(
-                ((a, combo[i]), (b, combo[j])) in todo for (i, a), (j, b) in itertools.combinations(enumerate(names), 2)
-            ),
-        )
-        combo = dict(zip(names, best))
-        todo -= {((a, combo[a]), (b, combo[b])) for a, b in itertools.combinations(names, 2)}
-        chosen.append(combo)
-    return chosen
+@pytest.fixture(scope="module")
+def spec(cells):
+    (cell,) = [c for c in cells if c.cell_type == "code" and "seed_attention_view(" in c.source]
+    (out,) = [o for o in cell.outputs if VEGALITE_MIME in o.get("data", {})]
+    return out["data"][VEGALITE_MIME]
 
 
-def test_the_widget_offers_sentence_place_layer_and_head(widget):
-    _, controls = widget
-    assert {"sentence", "place", "layer", "head"} <= set(controls)
-    assert list(controls["place"].options) == list(PLACES)
-    assert {c.value for c in controls.values()} >= {"cross", 1, "all"}  # the default: cross-attention, layer 1
+def params(spec) -> dict:
+    return {p["name"]: p for p in spec["params"]}
 
 
-def test_every_pair_of_choices_draws_a_figure(widget):
-    view, controls = widget
-    options = {name: list(c.options) for name, c in controls.items()}
-    combos = all_pairs(options)
-    assert len(combos) < 60
-    for choices in combos:
-        message = render(view, choices, ipywidgets.Output())
-        assert message is None, f"{choices}: {message}"
-    plt.close("all")
+def test_no_ipywidget_is_left(cells):
+    assert not any("interactive_plot(" in c.source for c in cells if c.cell_type == "code")
 
 
-def test_a_choice_outside_the_model_is_worded_by_the_course(widget):
-    view, controls = widget
-    default = {name: c.value for name, c in controls.items()}
-    message = render(view, {**default, "layer": 2}, ipywidgets.Output())
-    assert message == "⚠ layer 2 out of range: the decoder has layers 0..1"
-    message = render(view, {**default, "head": 2}, ipywidgets.Output())
-    assert message.startswith("⚠ head 2 out of range")
+def test_the_view_offers_sentence_seed_place_layer_and_head(spec):
+    p = params(spec)
+    sentences = p["sentence"]["bind"]["labels"]
+    assert len(sentences) == 6 and "he can read letter" in sentences
+    assert p["seed"]["bind"]["labels"] == [str(s) for s in SEEDS]
+    assert p["place"]["bind"]["labels"] == [PLACE_NAMES[x] for x in PLACES]
+    assert p["layer"]["bind"]["options"] == [0, 1]
+    assert p["head"]["bind"]["options"] == [-1, 0, 1] and p["head"]["bind"]["labels"][0] == "all"
+    default = {n: p[n]["value"] for n in ("sentence", "seed", "place", "layer", "head")}
+    assert default == {"sentence": sentences.index("he can read letter"), "seed": 0, "place": 2, "layer": 1, "head": -1}
+
+
+def test_every_choice_is_in_the_saved_output(spec):
+    rows = tsv_rows(spec["data"]["values"])
+    seen = {(r["sentence"], r["seed"], r["place"], r["layer"], r["head"]) for r in rows}
+    assert len(seen) == 6 * len(SEEDS) * 3 * 2 * 2  # 360 heatmaps, the 540 choices with head "all"
+
+
+def test_the_saved_weights_are_the_shipped_seeds(spec, learned_seeds):
+    p = params(spec)
+    sentences = p["sentence"]["bind"]["labels"]
+    rows = tsv_rows(spec["data"]["values"])
+    for seed_index, sentence, place, layer, head in [
+        (0, "he can read letter", 2, 1, 1),
+        (3, "apple eat can we", 1, 0, 0),
+    ]:
+        s = sentences.index(sentence)
+        got = [
+            r["w"]
+            for r in rows
+            if (r["sentence"], r["seed"], r["place"], r["layer"], r["head"]) == (s, seed_index, place, layer, head)
+        ]
+        trace = run_with_trace(learned_seeds[SEEDS[seed_index]].model, sentence)
+        want = trace[trace_key(PLACES[place], layer, "weights")][head].tolist()
+        assert len(got) == len(want)
+        assert max(abs(a - b) for g, w in zip(got, want) for a, b in zip(g, w)) <= 0.005 + 1e-9
