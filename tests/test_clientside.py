@@ -628,3 +628,43 @@ def test_scaling_view_redraws_offline(browser, tmp_path):
         assert not errors
     finally:
         page.close()
+
+
+# ---- pair_view (notebook 01: vectors.plot_pair for every pair of sentences) ----
+
+
+def test_pair_view_embeds_every_pair():
+    from course_utils.clientside import pair_view
+    from course_utils.vectors import SENTENCES_2D, cosine, dot
+
+    view = pair_view(defaults={"first": 0, "second": 5})
+    p = params(view.spec)
+    names = list(SENTENCES_2D)
+    assert p["first"]["bind"]["labels"] == names and p["second"]["bind"]["labels"] == names
+    assert (p["first"]["value"], p["second"]["value"]) == (0, 5)  # eat apple · read book, plot_pair's default
+    titles = p["titles"]["value"]
+    assert len(titles) == len(names) ** 2
+    assert titles["0|1"] == ["eat apple · eat bread", "dot = 0.58, cosine = 0.99 (angle 9°)"]
+    a, b = SENTENCES_2D["drink beer"], SENTENCES_2D["read newspaper"]
+    assert titles["3|4"][1].startswith(f"dot = {dot(a, b):.2f}, cosine = {cosine(a, b):.2f}")
+    assert [(r["s"], r["x"], r["y"]) for r in view.spec["data"]["values"]] == [(s, *v) for s, v in SENTENCES_2D.items()]
+    assert json.dumps(pair_view(defaults={"first": 0, "second": 5}).bundles()) == json.dumps(view.bundles())
+    with pytest.raises(ValueError, match="no option of second"):
+        pair_view(defaults={"second": 6})
+
+
+def test_pair_view_redraws_offline(browser, tmp_path):
+    from course_utils.clientside import pair_view
+
+    view = pair_view(defaults={"first": 0, "second": 5})
+    page, errors = open_offline(browser, page_with(tmp_path, view.bundles()[1]["text/html"]))
+    try:
+        page.wait_for_selector(f"#{view.id} svg .mark-rule", state="attached", timeout=30_000)
+        before = drawing(page, view.id)
+        assert "dot = 0.24" in before
+        page.select_option(f"#{view.id} select[name=second]", "1")  # eat bread
+        page.wait_for_function(f"document.querySelector('#{view.id} svg').innerHTML.includes('dot = 0.58')")
+        assert drawing(page, view.id) != before
+        assert not errors
+    finally:
+        page.close()
