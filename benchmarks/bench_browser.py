@@ -4,8 +4,9 @@
 
 Pages: the exported pages given (e.g. build/html/*.html from `make html`); with none, the exported pages in
 build/html/ that hold a client-side view; with none of those either, a stand-in page with the course's two
-views, `clientside.attention_view` of the five probe sentences on the shipped model (seed 0) and
-`clientside.word_order_view` of the three positional encodings' models (seed 0), its vega files
+views, `clientside.attention_view` of the five probe sentences on the shipped model (seed 0),
+`clientside.word_order_view` of the three positional encodings' models (seed 0) and `clientside.word_path_view`
+(notebook 06's scatter of a word's path over the epochs, 156 choices), its vega files
 taken from the npm tarballs `make html` caches in build/npm/.
 
 Each page is opened in headless Chromium (Debian's /usr/bin/chromium driven by Playwright; only file: and
@@ -47,6 +48,12 @@ CONTROLS_JS = """vid => {
     return ['radio', radios[0].name, radios.map(r => r.value)];
   });
 }"""
+
+# In the page: the value each control of one view shows now, in CONTROLS_JS's order.
+CURRENT_JS = """vid => [...document.getElementById(vid).querySelectorAll('.vega-bind')].map(b => {
+  const sel = b.querySelector('select');
+  return sel ? sel.value : [...b.querySelectorAll('input[type=radio]')].find(r => r.checked).value;
+})"""
 
 # In the page: set control i to value v, resolve with [ms to the SVG's first change, ms to the next frame].
 CHANGE_JS = """([vid, i, v]) => new Promise((resolve, reject) => {
@@ -95,8 +102,9 @@ def snake(values: list[list]) -> list[tuple[int, str]]:
 
 
 def stand_in_page(folder: Path) -> Path:
-    """A page with attention_view of the five probe sentences and the vega files from build/npm/."""
+    """A page with attention_view, word_order_view and word_path_view and the vega files from build/npm/."""
     from course_utils import probing
+    from course_utils.clustering import PAIR
     from course_utils.data import load_probes
     from course_utils.tracing import run_with_trace
     from course_utils.training import load_standard_model
@@ -118,6 +126,7 @@ def stand_in_page(folder: Path) -> Path:
         clientside.word_order_view(
             {pe: probing.word_order_traces(load_standard_model(pe).model) for pe in ("learned", "sinusoidal", "none")}
         ),
+        clientside.word_path_view(load_standard_model().snapshots, PAIR, defaults={"layer": 1}),  # notebook 06
     ]
     page = folder / "clientside_views.html"
     body = "\n".join(v.bundles()[1]["text/html"] for v in views)
@@ -141,8 +150,12 @@ def bench_page(browser, path: Path, rounds: int) -> list[tuple[str, int, list[fl
     for vid in page.eval_on_selector_all(".qkv-clientside", "els => els.map(e => e.id)"):
         page.wait_for_selector(f"#{vid} svg .mark-rect, #{vid} svg .mark-symbol, #{vid} svg path", state="attached")
         controls = page.evaluate(CONTROLS_JS, vid)
+        current = page.evaluate(CURRENT_JS, vid)  # a view may open on other values than the first (defaults=)
+        controls = [
+            [kind, name, [now, *(v for v in vals if v != now)]] for (kind, name, vals), now in zip(controls, current)
+        ]
         steps = snake([c[2] for c in controls])
-        states = [[c[2][0] for c in controls]]  # the values before each step, to walk back
+        states = [[c[2][0] for c in controls]]  # the values before each step (the shown ones first), to walk back
         for i, v in steps:
             states.append(states[-1][:i] + [v] + states[-1][i + 1 :])
         back = [(i, states[k][i]) for k, (i, _) in reversed(list(enumerate(steps)))]
