@@ -208,9 +208,6 @@ def heatmap_view(
     index} shown first (default: each control's first option; the panel control's "all" is -1).
     """
     names = list(controls)
-    defaults = dict(defaults or {})
-    if set(defaults) - set(names):
-        raise ValueError(f"defaults name no control: {sorted(set(defaults) - set(names))}")
     rows, col_labels = [], {}
     for key, (matrix, row_labels, cols) in cells.items():
         if len(key) != len(names) or any(not 0 <= i < len(controls[n]) for i, n in zip(key, names)):
@@ -229,22 +226,7 @@ def heatmap_view(
         values=rows_tsv(fields, rows), format=alt.DataFormat(type="tsv", parse=dict.fromkeys(names, "number"))
     )
 
-    params = []
-    for name in names:
-        labels = [str(x) for x in controls[name]]
-        options = list(range(len(labels)))
-        if name == panels:
-            labels, options = ["all", *labels], [-1, *options]
-        binding = alt.binding_radio if len(labels) <= 4 else alt.binding_select
-        if defaults.get(name, options[0]) not in options:
-            raise ValueError(f"default {defaults[name]} is no option of {name}: {options}")
-        params.append(
-            alt.param(
-                name=name,
-                value=defaults.get(name, options[0]),
-                bind=binding(options=options, labels=labels, name=name + " "),
-            )
-        )
+    params = control_params(controls, defaults, panels=panels)
     params.append(alt.param(name="colLabels", value=col_labels))
     params.append(alt.param(name="optionLabels", value={n: [str(x) for x in controls[n]] for n in names}))
     shown = [n for n in names if n != panels]
@@ -679,21 +661,7 @@ def word_qkv_view(model, choices, *, layers=None, defaults: dict | None = None) 
         values=rows_tsv(["word", "layer", "q", "w"], rows),
         format=alt.DataFormat(type="tsv", parse={"word": "number", "layer": "number"}),
     )
-    controls = {"word": labels, "layer": [str(x) for x in layers]}
-    defaults = dict(defaults or {})
-    if set(defaults) - set(controls):
-        raise ValueError(f"defaults name no control: {sorted(set(defaults) - set(controls))}")
-    params = []
-    for name, opts in controls.items():
-        options = list(range(len(opts)))
-        if defaults.get(name, 0) not in options:
-            raise ValueError(f"default {defaults[name]} is no option of {name}: {options}")
-        binding = alt.binding_radio if len(opts) <= 4 else alt.binding_select
-        params.append(
-            alt.param(
-                name=name, value=defaults.get(name, 0), bind=binding(options=options, labels=opts, name=name + " ")
-            )
-        )
+    params = control_params({"word": labels, "layer": layers}, defaults)
     params += [alt.param(name="lims", value=lims), alt.param(name="notes", value=notes)]
     params.append(alt.param(name="dims", value=list(range(d))))
     choice = "word + '|' + layer"
@@ -838,20 +806,7 @@ def scaling_view(
                 w_rows.append({"d": di, "divide_by": vi, "q": _label_key(i, f"q{i}"), "w": [round(x, 3) for x in row]})
             counts, _ = np.histogram(scores.flatten().clamp(-lim, lim).numpy(), bins=bins, range=(-lim, lim))
             h_rows.append({"d": di, "divide_by": vi, "q": "counts", "w": [int(c) for c in counts]})
-    controls = {"d": [str(d) for d in ds], "divide_by": divisors}
-    defaults = dict(defaults or {})
-    if set(defaults) - set(controls):
-        raise ValueError(f"defaults name no control: {sorted(set(defaults) - set(controls))}")
-    params = []
-    for name, opts in controls.items():
-        options = list(range(len(opts)))
-        if defaults.get(name, 0) not in options:
-            raise ValueError(f"default {defaults[name]} is no option of {name}: {options}")
-        label = "divide q·k by " if name == "divide_by" else name + " "
-        binding = alt.binding_radio if len(opts) <= 4 else alt.binding_select
-        params.append(
-            alt.param(name=name, value=defaults.get(name, 0), bind=binding(options=options, labels=opts, name=label))
-        )
+    params = control_params({"d": ds, "divide_by": divisors}, defaults, captions={"divide_by": "divide q·k by"})
     params += [
         alt.param(name="leftTitles", value=left),
         alt.param(name="rightTitles", value=right),
@@ -942,20 +897,8 @@ def pair_view(vectors=None, *, defaults: dict | None = None) -> ClientSideView:
                 f"{a} · {b}",
                 f"dot = {dot(va, vb):.2f}, cosine = {cosine(va, vb):.2f} (angle {angle:.0f}°)",
             ]
-    defaults = {"first": 0, "second": min(1, len(names) - 1), **(defaults or {})}
-    params = []
-    for name in ("first", "second"):
-        if defaults[name] not in range(len(names)):
-            raise ValueError(f"default {defaults[name]} is no option of {name}: 0..{len(names) - 1}")
-        params.append(
-            alt.param(
-                name=name,
-                value=defaults[name],
-                bind=alt.binding_select(options=list(range(len(names))), labels=names, name=name + " "),
-            )
-        )
-    if set(defaults) - {"first", "second"}:
-        raise ValueError(f"defaults name no control: {sorted(set(defaults) - {'first', 'second'})}")
+    defaults = {"second": min(1, len(names) - 1), **(defaults or {})}
+    params = control_params({"first": names, "second": names}, defaults)
     params.append(alt.param(name="titles", value=titles))
     rows = [{"i": i, "s": s, "x": float(v[0]), "y": float(v[1])} for i, (s, v) in enumerate(vectors.items())]
     colour = alt.Color("colour:N", scale=None)  # the second wins where first == second
@@ -999,3 +942,29 @@ def pair_view(vectors=None, *, defaults: dict | None = None) -> ClientSideView:
         " the browser (a Vega-Lite chart; the static figure below shows one view)."
     )
     return ClientSideView(spec, description)
+
+
+# ---- the controls every view above binds ----
+
+
+def control_params(controls: dict, defaults: dict | None = None, *, panels: str | None = None, captions=None) -> list:
+    """One Vega-Lite param per control ({name: option labels}), its value the option's index, bound to radio
+    buttons (up to 4 options) or a select. `defaults`: {name: index} shown first (default 0; an unknown name or
+    index is refused). `panels`: the control drawn as panels gets a first option "all" (value -1), its default.
+    `captions`: {name: what the control is called next to it} (default: its name)."""
+    defaults, captions = dict(defaults or {}), dict(captions or {})
+    if set(defaults) - set(controls):
+        raise ValueError(f"defaults name no control: {sorted(set(defaults) - set(controls))}")
+    params = []
+    for name, opts in controls.items():
+        labels = [str(x) for x in opts]
+        options = list(range(len(labels)))
+        if name == panels:
+            labels, options = ["all", *labels], [-1, *options]
+        value = defaults.get(name, options[0])
+        if value not in options:
+            raise ValueError(f"default {value} is no option of {name}: {options}")
+        binding = alt.binding_radio if len(labels) <= 4 else alt.binding_select
+        caption = captions.get(name, name) + " "
+        params.append(alt.param(name=name, value=value, bind=binding(options=options, labels=labels, name=caption)))
+    return params
