@@ -400,21 +400,32 @@ def test_word_qkv_view_embeds_every_choice(shipped_model):
         word_qkv_view(shipped_model, QKV_CHOICES, defaults={"word": 3})
 
 
-def test_word_qkv_view_redraws_offline(browser, tmp_path, shipped_model):
-    from course_utils.clientside import word_qkv_view
-
-    view = word_qkv_view(shipped_model, QKV_CHOICES)
+def redraws_offline(browser, tmp_path, view, first: list[str], control: str, option: str, then: str):
+    """Open `view` offline; its first drawing shows every text of `first`; choosing `option` of `control` (radio
+    or select) redraws it with `then` in it, with no page error."""
     page, errors = open_offline(browser, page_with(tmp_path, view.bundles()[1]["text/html"]))
     try:
-        page.wait_for_selector(f"#{view.id} svg .mark-rect", state="attached", timeout=30_000)
+        page.wait_for_selector(
+            f"#{view.id} svg .mark-rect, #{view.id} svg .mark-rule", state="attached", timeout=30_000
+        )
         before = drawing(page, view.id)
-        assert "we want to eat apple" in before and "encoder layer 0" in before
-        page.check(f"#{view.id} input[name=word][value='1']")
-        page.wait_for_function(f"document.querySelector('#{view.id} svg').innerHTML.includes('eat bread')")
+        assert all(text in before for text in first)
+        if page.locator(f"#{view.id} select[name={control}]").count():
+            page.select_option(f"#{view.id} select[name={control}]", option)
+        else:
+            page.check(f"#{view.id} input[name={control}][value='{option}']")
+        page.wait_for_function(f"document.querySelector('#{view.id} svg').innerHTML.includes({json.dumps(then)})")
         assert drawing(page, view.id) != before
         assert not errors
     finally:
         page.close()
+
+
+def test_word_qkv_view_redraws_offline(browser, tmp_path, shipped_model):
+    from course_utils.clientside import word_qkv_view
+
+    view = word_qkv_view(shipped_model, QKV_CHOICES)
+    redraws_offline(browser, tmp_path, view, ["we want to eat apple", "encoder layer 0"], "word", "1", "eat bread")
 
 
 # ---- word_path_view: notebook 06's projection (clustering.plot_word_projection, PCA, all heads) ----
@@ -617,17 +628,7 @@ def test_scaling_view_redraws_offline(browser, tmp_path):
     from course_utils.clientside import scaling_view
 
     view = scaling_view(defaults={"d": 2, "divide_by": 1})
-    page, errors = open_offline(browser, page_with(tmp_path, view.bundles()[1]["text/html"]))
-    try:
-        page.wait_for_selector(f"#{view.id} svg .mark-rect", state="attached", timeout=30_000)
-        before = drawing(page, view.id)
-        assert "d = 64" in before and "std 0.99" in before
-        page.check(f"#{view.id} input[name=divide_by][value='0']")  # divide by 1
-        page.wait_for_function(f"document.querySelector('#{view.id} svg').innerHTML.includes('std 7.94')")
-        assert drawing(page, view.id) != before
-        assert not errors
-    finally:
-        page.close()
+    redraws_offline(browser, tmp_path, view, ["d = 64", "std 0.99"], "divide_by", "0", "std 7.94")  # divide by 1
 
 
 # ---- pair_view (notebook 01: vectors.plot_pair for every pair of sentences) ----
@@ -657,14 +658,4 @@ def test_pair_view_redraws_offline(browser, tmp_path):
     from course_utils.clientside import pair_view
 
     view = pair_view(defaults={"first": 0, "second": 5})
-    page, errors = open_offline(browser, page_with(tmp_path, view.bundles()[1]["text/html"]))
-    try:
-        page.wait_for_selector(f"#{view.id} svg .mark-rule", state="attached", timeout=30_000)
-        before = drawing(page, view.id)
-        assert "dot = 0.24" in before
-        page.select_option(f"#{view.id} select[name=second]", "1")  # eat bread
-        page.wait_for_function(f"document.querySelector('#{view.id} svg').innerHTML.includes('dot = 0.58')")
-        assert drawing(page, view.id) != before
-        assert not errors
-    finally:
-        page.close()
+    redraws_offline(browser, tmp_path, view, ["dot = 0.24"], "second", "1", "dot = 0.58")  # eat bread
