@@ -659,3 +659,57 @@ def test_pair_view_redraws_offline(browser, tmp_path):
 
     view = pair_view(defaults={"first": 0, "second": 5})
     redraws_offline(browser, tmp_path, view, ["dot = 0.24"], "second", "1", "dot = 0.58")  # eat bread
+
+
+# ---- five_view: notebook 08's five sentences in one projection (probing.plot_five, PCA, all heads) ----
+
+
+@pytest.fixture(scope="module")
+def five():
+    from course_utils import probing
+
+    traces = probing.five_sentences()
+    return traces, clientside.five_view(traces, label="seed 0")
+
+
+def test_five_view_embeds_one_projection_per_choice(five):
+    from course_utils import probing
+
+    traces, view = five
+    rows = path_rows(view)
+    p = params(view.spec)
+    assert p["optionLabels"]["value"]["places"][0] == "encoder self-attention + cross-attention"
+    assert [len(p[n]["bind"]["options"]) for n in ("places", "layer", "kinds")] == [4, 2, 2]
+    assert {(r["places"], r["layer"], r["kinds"]) for r in rows} == {
+        (str(a), str(b), str(c)) for a in range(4) for b in range(2) for c in range(2)
+    }
+    P, meta = probing.five_projection(traces, ["encoder self", "cross"], 0, ("q", "k", "v", "x1"))
+    mine = [r for r in rows if (r["places"], r["layer"], r["kinds"]) == ("0", "0", "0")]
+    assert len(mine) == len(P)
+    assert max(abs(float(r["x"]) - x) + abs(float(r["y"]) - y) for r, (x, y) in zip(mine, P)) <= 1e-3 + 1e-9
+    shared = probing.shared_mask(meta)
+    assert [r["shared"] == "1" for r in mine] == list(shared)
+    labelled = {r["lab"] for r in mine if r["lab"] != "-"}
+    assert labelled == {"i", "can", "eat", "<bos>", "ich", "kann"}  # one label per shared word and panel
+
+
+def test_five_view_is_deterministic_and_redraws_offline(browser, tmp_path, five):
+    traces, view = five
+    again = clientside.five_view(traces, label="seed 0")
+    assert again.bundles() == view.bundles()
+    with pytest.raises(ValueError):
+        clientside.five_view(traces, kind_sets=(("q",), ("q", "k")))
+    page, errors = open_offline(browser, page_with(tmp_path, view.bundles()[1]["text/html"]))
+    try:
+        page.wait_for_selector(f"#{view.id} svg .mark-symbol", state="attached", timeout=30_000)
+        before = drawing(page, view.id)
+        assert "cross-attention, layer 0: x1" in before
+        page.check(f"#{view.id} input[name=places][value='2']")
+        page.wait_for_function(
+            f"document.querySelector('#{view.id} svg').innerHTML.includes('decoder self-attention, layer 0: q')",
+            timeout=10_000,
+        )
+        assert "cross-attention, layer 0" not in drawing(page, view.id)  # the old panels are gone
+        assert not errors
+    finally:
+        page.close()
