@@ -6,7 +6,8 @@ Pages: the exported pages given (e.g. build/html/*.html from `make html`); with 
 build/html/ that hold a client-side view; with none of those either, a stand-in page with the course's two
 views, `clientside.attention_view` of the five probe sentences on the shipped model (seed 0),
 `clientside.word_order_view` of the three positional encodings' models (seed 0) and `clientside.word_path_view`
-(notebook 06's scatter of a word's path over the epochs, 156 choices), its vega files
+(notebook 06's scatter of a word's path over the epochs, 156 choices) and `clientside.five_view` (notebook 08's
+five sentences in one projection, 16 choices), its vega files
 taken from the npm tarballs `make html` caches in build/npm/.
 
 Each page is opened in headless Chromium (Debian's /usr/bin/chromium driven by Playwright; only file: and
@@ -102,7 +103,7 @@ def snake(values: list[list]) -> list[tuple[int, str]]:
 
 
 def stand_in_page(folder: Path) -> Path:
-    """A page with attention_view, word_order_view and word_path_view and the vega files from build/npm/."""
+    """A page with attention_view, word_order_view, word_path_view and five_view, and the vega files from build/npm/."""
     from course_utils import probing
     from course_utils.clustering import PAIR
     from course_utils.data import load_probes
@@ -127,6 +128,7 @@ def stand_in_page(folder: Path) -> Path:
             {pe: probing.word_order_traces(load_standard_model(pe).model) for pe in ("learned", "sinusoidal", "none")}
         ),
         clientside.word_path_view(load_standard_model().snapshots, PAIR, defaults={"layer": 1}),  # notebook 06
+        clientside.five_view(probing.five_sentences(), label="seed 0"),  # notebook 08
     ]
     page = folder / "clientside_views.html"
     body = "\n".join(v.bundles()[1]["text/html"] for v in views)
