@@ -20,7 +20,7 @@ One module per concept, in notebook order:
     plotting     - heatmaps (the one attention heatmap: plot_attention), the model view, kind colours
     widgets      - thin ipywidgets wrappers that show a message instead of a traceback
     clientside   - views whose every choice is embedded once and switched in the browser, no kernel
-                   (Vega-Lite via Altair): heatmap_view, attention_view, word_order_view
+                   (Vega-Lite via Altair), one per notebook widget with finite choices
     diagrams     - 02-05: the course's schematics (one word's attention path, the three places,
                    multi-head with shapes, one layer with residuals and LayerNorms)
     pretrained   - 10: all-MiniLM-L6-v2 run by the course's own attention, offline

@@ -5,6 +5,9 @@ params bound to select/radio inputs) filter it in the browser, with no kernel.
     attention_view({sentence: run_with_trace(model, sentence) for sentence in sentences})  # last line of a cell
     word_order_view({pe: probing.word_order_traces(load_standard_model(pe).model) for pe in PES})
 
+One view per notebook widget whose choices are finite: pair_view (01), word_qkv_view (02), scaling_view (03),
+attention_view (04, 09, 10), seed_attention_view (05), word_path_view (06), word_order_view (07), five_view (08).
+
 `heatmap_view` draws any word-labelled heatmap whose choices are finite (plotting.heatmap's look); the two views
 above are built on it (notebooks 03/04's plot_attention, notebook 07's plot_word_order). The static fallback
 cell under a view stays: it is what GitHub shows and what nbval compares as a figure.
@@ -34,7 +37,7 @@ copy (untrusted) or need the network (trusted):
        _static/vega/vega-embed.min.js   npm vega-embed@6.29.0  build/vega-embed.min.js
 
    (`VEGA_FILES`, `NPM_PACKAGES`). `make html` copies them next to the pages (offline); nbviewer has no
-   `_static/` and takes the CDN. The UMD bundles are loaded with require.js's `define` hidden, so they set
+   `_static/` and takes the CDN. The UMD bundles are loaded with require.js's `define.amd` hidden, so they set
    `window.vega*` globals on nbconvert's pages (which load require.js). Where no file loads, the div says so in
    one sentence. GitHub strips scripts: it shows the sentence of output 1 and the static fallback cell.
 
@@ -85,12 +88,14 @@ _SCRIPT = """(function () {
   function load(name, urls) {
     return new Promise(function (resolve, reject) {
       if (window[name]) return resolve();
-      var s = document.createElement("script"), amd = window.define;
-      window.define = undefined;  // require.js on the page: let the UMD bundle set its global
+      // require.js on the page: hide define.amd (not define itself, which the page's other scripts may call
+      // meanwhile) so that the UMD bundle sets its global instead of registering an AMD module
+      var s = document.createElement("script"), d = window.define, amd = d && d.amd;
+      if (amd) d.amd = undefined;
       s.src = urls[0];
-      s.onload = function () { window.define = amd; resolve(); };
+      s.onload = function () { if (amd) d.amd = amd; resolve(); };
       s.onerror = function () {
-        window.define = amd;
+        if (amd) d.amd = amd;
         s.remove();
         urls.length > 1 ? load(name, urls.slice(1)).then(resolve, reject) : reject(new Error("cannot load " + name));
       };
@@ -304,24 +309,16 @@ def _choices(**controls) -> str:
 # ---- view 1: the attention heatmap (plotting.plot_attention) for every sentence, place, layer and head ----
 
 
-def attention_view(
-    traces: dict, *, title: str = "Attention weights", places=PLACES, defaults: dict | None = None
-) -> ClientSideView:
-    """The course's attention heatmap (plotting.plot_attention: query rows × key columns, word labels on both
-    axes, one colour scale 0..1, weights written in the cells, one panel per head) for every sentence, place,
-    layer and head of `traces` ({sentence label: Trace}), switched in the browser by four controls. `places`: the
-    attention places the traces hold (default tracing.PLACES; a pretrained encoder's traces, notebook 10's, hold
-    only ("encoder self",)). `defaults`: the view shown first, {control: option index} (heatmap_view's)."""
-    traces, places = dict(traces), tuple(places)
-    if not places or any(p not in PLACES for p in places):
-        raise ValueError(f"places must be some of {PLACES}, got {places}")
-    if not traces:
-        raise ValueError("attention_view needs at least one trace")
-    first = next(iter(traces.values()))
+def _attention_heatmaps(traces: dict, places, *, title: str, defaults, decimals: int) -> ClientSideView:
+    """The one attention-view builder behind attention_view and seed_attention_view. `traces`: {"controls":
+    {name: options} of the leading controls (sentence, or sentence and seed), "traces": {(option index per leading
+    control): Trace}}; place, layer and head (panels) follow."""
+    leading, by_key = traces["controls"], traces["traces"]
+    first = next(iter(by_key.values()))
     n_layers = sum(1 for k in first.keys() if k.startswith("encoder.") and k.endswith(".self.weights"))
     n_heads = first[trace_key("encoder self", 0, "weights")].shape[0]
     cells = {}
-    for s, trace in enumerate(traces.values()):
+    for lead, trace in by_key.items():
         for p, place in enumerate(places):
             for layer in range(n_layers):
                 key = trace_key(place, layer, "weights")
@@ -329,9 +326,9 @@ def attention_view(
                 if place != "encoder self":
                     rows = decoder_row_labels(rows, trace.tgt_tokens[1:])
                 for h in range(n_heads):
-                    cells[(s, p, layer, h)] = (trace[key][h], rows, trace.key_tokens(key))
+                    cells[(*lead, p, layer, h)] = (trace[key][h], rows, trace.key_tokens(key))
     controls = {
-        "sentence": list(traces),
+        **leading,
         "place": [PLACE_NAMES[p] for p in places],
         "layer": list(range(n_layers)),
         "head": list(range(n_heads)),
@@ -354,6 +351,35 @@ def attention_view(
         panels="head",
         axes_note=("place", note),
         defaults=defaults,
+        decimals=decimals,
+    )
+
+
+def _checked_places(places) -> tuple:
+    places = tuple(places)
+    if not places or any(p not in PLACES for p in places):
+        raise ValueError(f"places must be some of {PLACES}, got {places}")
+    return places
+
+
+def attention_view(
+    traces: dict, *, title: str = "Attention weights", places=PLACES, defaults: dict | None = None
+) -> ClientSideView:
+    """The course's attention heatmap (plotting.plot_attention: query rows × key columns, word labels on both
+    axes, one colour scale 0..1, weights written in the cells, one panel per head) for every sentence, place,
+    layer and head of `traces` ({sentence label: Trace}), switched in the browser by four controls. `places`: the
+    attention places the traces hold (default tracing.PLACES; a pretrained encoder's traces, notebook 10's, hold
+    only ("encoder self",)). `defaults`: the view shown first, {control: option index} (heatmap_view's)."""
+    traces, places = dict(traces), _checked_places(places)
+    if not traces:
+        raise ValueError("attention_view needs at least one trace")
+    by_key = {(s,): trace for s, trace in enumerate(traces.values())}
+    return _attention_heatmaps(
+        {"controls": {"sentence": list(traces)}, "traces": by_key},
+        places,
+        title=title,
+        defaults=defaults,
+        decimals=DECIMALS,
     )
 
 
@@ -721,52 +747,20 @@ def seed_attention_view(
     every seed), switched in the browser by five controls: sentence, seed, place, layer and head (panels, "all"
     first). `decimals`: the weights embedded (2 by default, the places the cells show: 5 seeds cost 5× the bytes).
     `defaults`: {control: option index} (heatmap_view's)."""
-    traces, places = {s: dict(t) for s, t in traces.items()}, tuple(places)
+    traces, places = {s: dict(t) for s, t in traces.items()}, _checked_places(places)
     if not traces or not all(traces.values()):
         raise ValueError("seed_attention_view needs at least one seed with at least one trace")
     sentences = list(next(iter(traces.values())))
     if any(list(t) != sentences for t in traces.values()):
         raise ValueError("every seed needs the same sentences, in the same order")
-    if not places or any(p not in PLACES for p in places):
-        raise ValueError(f"places must be some of {PLACES}, got {places}")
-    first = traces[next(iter(traces))][sentences[0]]
-    n_layers = sum(1 for k in first.keys() if k.startswith("encoder.") and k.endswith(".self.weights"))
-    n_heads = first[trace_key("encoder self", 0, "weights")].shape[0]
-    cells = {}
-    for d, by_sentence in enumerate(traces.values()):
-        for s, trace in enumerate(by_sentence.values()):
-            for p, place in enumerate(places):
-                for layer in range(n_layers):
-                    key = trace_key(place, layer, "weights")
-                    rows = trace.query_tokens(key)
-                    if place != "encoder self":
-                        rows = decoder_row_labels(rows, trace.tgt_tokens[1:])
-                    for h in range(n_heads):
-                        cells[(s, d, p, layer, h)] = (trace[key][h], rows, trace.key_tokens(key))
-    controls = {
-        "sentence": sentences,
-        "seed": [str(s) for s in traces],
-        "place": [PLACE_NAMES[p] for p in places],
-        "layer": list(range(n_layers)),
-        "head": list(range(n_heads)),
+    by_key = {
+        (s, d): by_sentence[name] for d, by_sentence in enumerate(traces.values()) for s, name in enumerate(sentences)
     }
-    note = [
-        f"rows: queries ({'English' if p == 'encoder self' else 'German input → word it produces'}); columns: keys"
-        f" ({'German input' if p == 'decoder self' else 'English'})"
-        for p in places
-    ]
-    description = (
-        f"{title}: interactive view of {_choices(**{k: v for k, v in controls.items() if k != 'head'})}"
-        f" × {n_heads} heads, switched in the browser (a Vega-Lite chart; the static figure below shows one view)."
-    )
-    return heatmap_view(
-        cells,
-        controls,
+    by_key = dict(sorted(by_key.items(), key=lambda kv: (kv[0][1], kv[0][0])))  # seed by seed, as before
+    return _attention_heatmaps(
+        {"controls": {"sentence": sentences, "seed": [str(s) for s in traces]}, "traces": by_key},
+        places,
         title=title,
-        legend="attention weight",
-        description=description,
-        panels="head",
-        axes_note=("place", note),
         defaults=defaults,
         decimals=decimals,
     )
