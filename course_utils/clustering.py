@@ -20,7 +20,6 @@ import numpy as np
 import pandas as pd
 import torch
 from matplotlib.lines import Line2D
-from matplotlib.text import Text
 from sklearn.metrics import silhouette_score
 
 from .analysis import collect_vectors, fit_projection
@@ -359,41 +358,17 @@ def _place_path_labels(fig, texts, points, ax) -> None:
     """probing._avoid_overlaps for path labels: each label tries the offsets pointing away from the other
     sentence's points (`_away_from`) first, so that it sits on its own path's side; then the same rules (free of
     labels and markers, inside `ax`; failing that, free of labels inside; failing that, free of labels)."""
-    from .probing import _OFFSETS
+    from .probing import _OFFSETS, _avoid_overlaps
 
-    renderer = fig.canvas.get_renderer()
-    r = 4.5 * fig.dpi / 72  # a marker's radius in pixels
-    dots = ax.transData.transform(np.asarray(points, dtype=float).reshape(-1, 2))
-    frame = ax.get_window_extent(renderer)
-    placed = []
-
-    def box(t, dx, dy):
-        t.set_position((dx, dy))
-        t.set_horizontalalignment("left" if dx > 0 else "right")
-        return Text.get_window_extent(t, renderer).expanded(1.02, 1.05)  # the text alone, not its leader line
-
-    def clear(b, level):  # level 2: free of labels and markers, inside; 1: free of labels, inside; 0: labels
-        if any(b.overlaps(p) for p in placed):
-            return False
-        inside = frame.x0 <= b.x0 and b.x1 <= frame.x1 and frame.y0 <= b.y0 and b.y1 <= frame.y1
-        hit = (
-            (dots[:, 0] > b.x0 - r) & (dots[:, 0] < b.x1 + r) & (dots[:, 1] > b.y0 - r) & (dots[:, 1] < b.y1 + r)
-        ).any()
-        return level == 0 or (inside and (level == 1 or not hit))
-
-    for t in texts:
+    def away_first(t):
         away = ax.transData.transform(t.xy) - ax.transData.transform(t._away_from)  # pixels, from the other path
-        if np.linalg.norm(away) > 1:  # the text's centre lies about 8 points beyond dx, on dx's side
-            offsets = sorted(
-                _OFFSETS,
-                key=lambda o: (
-                    -np.dot(away, (o[0] + np.sign(o[0]) * 8, o[1])) / np.hypot(o[0] + np.sign(o[0]) * 8, o[1])
-                ),
-            )
-        else:
-            offsets = _OFFSETS
-        spot = next((o for level in (2, 1, 0) for o in offsets if clear(box(t, *o), level)), offsets[0])
-        placed.append(box(t, *spot))
+        if np.linalg.norm(away) <= 1:
+            return _OFFSETS
+        # the text's centre lies about 8 points beyond dx, on dx's side
+        centre = lambda o: (o[0] + np.sign(o[0]) * 8, o[1])  # noqa: E731
+        return sorted(_OFFSETS, key=lambda o: -np.dot(away, centre(o)) / np.hypot(*centre(o)))
+
+    _avoid_overlaps(fig, texts, points, ax, order=away_first)
 
 
 INSET_SIZE, INSET_MARGIN = 0.42, 1.8  # an inset's side (share of the panel); its window: 1.8 x the path's extent

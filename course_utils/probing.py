@@ -442,10 +442,12 @@ _OFFSETS = [(5, 4), (5, -13), (-7, 4), (-7, -13), (5, 14), (-7, 14), (5, -23), (
 _OFFSETS += [(dx, dy) for dy in (24, -33) for dx in (5, -7)]  # points from the anchor; <0 x: right-aligned
 
 
-def _avoid_overlaps(fig, texts, points=(), ax=None) -> None:
+def _avoid_overlaps(fig, texts, points=(), ax=None, order=None) -> None:
     """Move each label to the first of a few offsets around its anchor where it overlaps no earlier label, no
     marker (`points`, data coordinates) and stays inside `ax`; failing that, inside `ax` free of labels; failing
-    that, the first place free of labels."""
+    that, the first place free of labels. `order(t)`, when given, returns the offsets to try for label `t`, best
+    first (default `_OFFSETS`); nowhere free, the label keeps the first of them. The one label placer of
+    `plot_five` (notebooks 07, 08) and `clustering.plot_word_projection` (notebook 06)."""
     renderer = fig.canvas.get_renderer()
     r = 4.5 * fig.dpi / 72  # a marker's radius in pixels
     dots = (
@@ -474,12 +476,9 @@ def _avoid_overlaps(fig, texts, points=(), ax=None) -> None:
         return level == 0 or (inside and (level == 1 or not hit))
 
     for t in texts:
-        for level in (2, 1, 0):
-            spot = next((off for off in _OFFSETS if _clear(_box(t, *off), level)), None)
-            if spot is not None:
-                break
-        box = _box(t, *(spot or _OFFSETS[0]))  # nowhere free: keep the default place
-        placed.append(box)
+        offsets = _OFFSETS if order is None else order(t)
+        spot = next((off for level in (2, 1, 0) for off in offsets if _clear(_box(t, *off), level)), offsets[0])
+        placed.append(_box(t, *spot))
 
 
 def plot_five(
