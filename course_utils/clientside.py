@@ -58,6 +58,7 @@ from .tracing import PLACE_NAMES, PLACES, VECTOR_KINDS, trace_key
 
 VEGALITE_MIME = "application/vnd.vegalite.v5+json"
 DECIMALS = 3  # weights in the embedded data; the annotations show 2
+WRAP_PANELS = 4  # heatmap_view: more panels than this wrap into rows of this many
 VEGA_STATIC_DIR = "_static/vega/"  # relative to an exported page
 VEGA_FILES = {  # global the bundle defines -> (file under VEGA_STATIC_DIR, CDN url)
     "vega": ("vega.min.js", "https://cdn.jsdelivr.net/npm/vega@5.33.0/build/vega.min.js"),
@@ -287,16 +288,16 @@ def heatmap_view(
     )
     if floor is not None:
         chart = chart.transform_calculate(c=f"max(datum.w, {floor})")
-    chart = chart.properties(width=alt.Step(26), height=alt.Step(20))
+    # 3-decimal annotations need wider cells than 2-decimal ones to stay inside them
+    chart = chart.properties(width=alt.Step(26 if fmt.endswith("2f") else 34), height=alt.Step(20))
     if panels:
-        chart = chart.transform_calculate(panel=f"'{panels} ' + optionLabels.{panels}[datum.{panels}]").facet(
-            column=alt.Column(
-                "panel:N",
-                title=None,
-                header=alt.Header(labelFontSize=11),
-                sort=alt.EncodingSortField(field=panels, op="min"),  # head 2 before head 10
-            )
-        )
+        chart = chart.transform_calculate(panel=f"'{panels} ' + optionLabels.{panels}[datum.{panels}]")
+        header = {"title": None, "header": alt.Header(labelFontSize=11)}
+        order = alt.EncodingSortField(field=panels, op="min")  # head 2 before head 10
+        if len(controls[panels]) > WRAP_PANELS:  # "all" of 12 heads side by side would be squeezed unreadably
+            chart = chart.facet(facet=alt.Facet("panel:N", sort=order, **header), columns=WRAP_PANELS)
+        else:
+            chart = chart.facet(column=alt.Column("panel:N", sort=order, **header))
     chart = chart.add_params(*params).properties(title=alt.Title(alt.ExprRef(expr=title_expr), anchor="start"))
     spec = chart.configure(autosize=alt.AutoSizeParams(type="pad", resize=True)).to_dict()
     return ClientSideView(spec, description)
@@ -797,7 +798,7 @@ def scaling_view(
                 f" {st['uniform_entropy']:.2f} nats"
             )
             for i, row in enumerate(weights[:n_rows].tolist()):
-                w_rows.append({"d": di, "divide_by": vi, "q": _label_key(i, f"q{i}"), "w": [round(x, 3) for x in row]})
+                w_rows.append({"d": di, "divide_by": vi, "q": _label_key(i, f"q{i}"), "w": [round(x, 4) for x in row]})
             counts, _ = np.histogram(scores.flatten().clamp(-lim, lim).numpy(), bins=bins, range=(-lim, lim))
             h_rows.append({"d": di, "divide_by": vi, "q": "counts", "w": [int(c) for c in counts]})
     params = control_params({"d": ds, "divide_by": divisors}, defaults, captions={"divide_by": "divide q·k by"})

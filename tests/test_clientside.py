@@ -349,9 +349,13 @@ def test_attention_view_refuses_unknown_places_and_defaults(traces):
 
 
 def test_twelve_head_panels_drawn_in_head_order_offline(browser, tmp_path, minilm_traces):
-    """'all' heads of notebook 10's view: twelve panels left to right head 0 .. head 11 (not 'head 10' after 1)."""
+    """'all' heads of notebook 10's view: twelve panels in reading order head 0 .. head 11 (not 'head 10' after 1),
+    wrapped into rows of clientside.WRAP_PANELS (12 side by side were squeezed unreadably into the page)."""
+    from course_utils.clientside import WRAP_PANELS
+
     view = attention_view(minilm_traces, places=("encoder self",), defaults={"layer": 0, "head": 2})
-    assert view.spec["facet"]["column"]["sort"] == {"field": "head", "op": "min"}
+    assert view.spec["facet"]["sort"] == {"field": "head", "op": "min"}
+    assert view.spec["columns"] == WRAP_PANELS
     page, errors = open_offline(browser, page_with(tmp_path, view.bundles()[1]["text/html"]))
     try:
         page.wait_for_selector(f"#{view.id} svg .mark-rect", state="attached", timeout=30_000)
@@ -359,10 +363,13 @@ def test_twelve_head_panels_drawn_in_head_order_offline(browser, tmp_path, minil
         page.select_option(f"#{view.id} select[name=head]", "-1")
         page.wait_for_function(f"document.querySelector('#{view.id} svg').innerHTML.includes('head 11')")
         headers = page.eval_on_selector_all(
-            f"#{view.id} svg .column_header text", "ts => ts.map(t => [t.textContent, t.getBoundingClientRect().x])"
+            f"#{view.id} svg text",
+            "ts => ts.map(t => [t.textContent, t.getBoundingClientRect().y, t.getBoundingClientRect().x])",
         )
-        titles = [t for t, _ in sorted(headers, key=lambda h: h[1]) if t.startswith("head ")]
+        heads = [h for h in headers if h[0].startswith("head ")]
+        titles = [t for t, _, _ in sorted(heads, key=lambda h: (round(h[1]), h[2]))]  # row by row, left to right
         assert titles == [f"head {h}" for h in range(12)]
+        assert len({round(y) for _, y, _ in heads}) == 12 // WRAP_PANELS  # rows of WRAP_PANELS panels
         assert not errors
     finally:
         page.close()
