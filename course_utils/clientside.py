@@ -58,6 +58,7 @@ from .tracing import PLACE_NAMES, PLACES, VECTOR_KINDS, trace_key
 
 VEGALITE_MIME = "application/vnd.vegalite.v5+json"
 DECIMALS = 3  # weights in the embedded data; the annotations show 2
+NEAR_LABELS = 0.06  # word_path_view: one label for epochs closer than this share of the panel's span
 WRAP_PANELS = 4  # heatmap_view: more panels than this wrap into rows of this many
 VEGA_STATIC_DIR = "_static/vega/"  # relative to an exported page
 VEGA_FILES = {  # global the bundle defines -> (file under VEGA_STATIC_DIR, CDN url)
@@ -492,6 +493,19 @@ def word_path_view(
                 labs[members[0]] = ",".join(str(e) for e in sorted({int(meta["epoch"][m]) for m in members})) + (
                     "=" if both else ""
                 )
+        # one sentence's epochs that sit closer than NEAR_LABELS of the panel's span share one label ("15,30"):
+        # separate labels there were piled into an unreadable blot (zoom in to tell the points apart)
+        near = NEAR_LABELS * float(max(Y[:, 0].max() - Y[:, 0].min(), Y[:, 1].max() - Y[:, 1].min()))
+        for idx in meta.groupby(["word", "kind", "sentence"], sort=False).groups.values():
+            kept = []
+            for m in sorted(idx, key=lambda j: int(meta["epoch"][j])):
+                if not labs[m] or "=" in labs[m]:
+                    continue
+                host = next((k for k in kept if abs(Y[k] - Y[m]).max() < near), None)
+                if host is None:
+                    kept.append(m)
+                else:
+                    labs[host], labs[m] = f"{labs[host]},{labs[m]}", ""
         for i, r in meta.iterrows():
             w = words.index(r["word"]) if r["word"] in words else -1
             rows.append(
@@ -562,7 +576,10 @@ def word_path_view(
     line2 = (
         json.dumps(legend)
         + ", "
-        + json.dumps("labels: epoch ('=': the same point in both sentences); drag to pan, scroll to zoom")
+        + json.dumps(
+            "labels: epoch ('15,30': about the same spot; '=': the same point in both sentences);"
+            " drag to pan, scroll to zoom"
+        )
     )
     note = "notes[layer + '|' + place + '|' + kinds + '|' + word]"
     title_expr = f"{note} ? [{line1}, {line2}, {note}] : [{line1}, {line2}]"
@@ -610,13 +627,14 @@ def word_path_view(
         )
         .transform_filter(mine)
     )
-    labels = (  # the first sentence's epochs above right of their points, the others' below left: apart
+    labels = (  # the first sentence's epochs above right of their points, the others' below right (not left:
+        # the panel clips, and a path at its left edge lost the start of its labels)
         base.mark_text(align="left", dx=6, dy=-7, fontSize=10)
         .encode(text="lab:N")
         .transform_filter(f"{mine} && datum.lab != '-' && datum.s == 0")
     )
     labels_other = (
-        base.mark_text(align="right", dx=-6, dy=9, fontSize=10)
+        base.mark_text(align="left", dx=6, dy=11, fontSize=10)
         .encode(text="lab:N")
         .transform_filter(f"{mine} && datum.lab != '-' && datum.s != 0")
     )
