@@ -988,6 +988,25 @@ def control_params(controls: dict, defaults: dict | None = None, *, panels: str 
 FIVE_SHAPES = ("circle", "triangle-up", "square", "diamond", "triangle-down")  # clustering.SENTENCE_MARKERS
 
 
+def _spread_labels(P, meta, labs, *, char=0.035, line=0.085) -> list:
+    """Where five_view writes each label (data units): at its point, or moved down one line at a time while it
+    would overlap a label already placed in the same panel (place, kind). `char`, `line`: a character's width and
+    a line's height as shares of the projection's x and y span (10 px text on a ~170 px panel)."""
+    span_x = float(P[:, 0].max() - P[:, 0].min()) or 1.0
+    span_y = float(P[:, 1].max() - P[:, 1].min()) or 1.0
+    anchors = [(float(x), float(y)) for x, y in P]
+    placed: dict = {}
+    for i in (i for i in range(len(labs)) if labs[i]):
+        x, y = anchors[i]
+        boxes = placed.setdefault((meta["place"][i], meta["kind"][i]), [])
+        width = len(labs[i]) * char * span_x
+        while any(abs(y - by) < line * span_y and x < bx + bw and bx < x + width for bx, by, bw in boxes):
+            y -= line * span_y
+        boxes.append((x, y, width))
+        anchors[i] = (x, y)
+    return anchors
+
+
 def five_view(
     traces,
     *,
@@ -1028,6 +1047,7 @@ def five_view(
                     idx = list(idx)
                     pts = P[idx]
                     labs[idx[int(np.linalg.norm(pts - pts.mean(0), axis=1).argmin())]] = _w
+                anchors = _spread_labels(P, meta, labs)
                 for i, r in meta.iterrows():
                     if r["word"] not in words:
                         words.append(r["word"])
@@ -1035,10 +1055,11 @@ def five_view(
                         [
                             pi, li, ki, PLACES.index(r["place"]), VECTOR_KINDS.index(r["kind"]),
                             int(r["sentence_no"]), words.index(r["word"]), int(shared[i]),
-                            f"{P[i, 0]:.{DECIMALS}f}", f"{P[i, 1]:.{DECIMALS}f}", labs[i] or "-",
+                            f"{P[i, 0]:.{DECIMALS}f}", f"{P[i, 1]:.{DECIMALS}f}",
+                            f"{anchors[i][0]:.{DECIMALS}f}", f"{anchors[i][1]:.{DECIMALS}f}", labs[i] or "-",
                         ]
                     )  # fmt: skip
-    fields = ["places", "layer", "kinds", "place", "kind", "no", "word", "shared", "x", "y", "lab"]
+    fields = ["places", "layer", "kinds", "place", "kind", "no", "word", "shared", "x", "y", "lx", "ly", "lab"]
     text = "\n".join(["\t".join(fields), *("\t".join(map(str, r)) for r in rows)])
     data = alt.Data(values=text, format=alt.DataFormat(type="tsv", parse={f: "number" for f in fields[:-1]}))
     controls = {
@@ -1099,11 +1120,21 @@ def five_view(
         .transform_filter(f"{own} && datum.shared")
     )  # fmt: skip
     texts = (
-        base.mark_text(align="left", dx=6, dy=-6, fontSize=10).encode(text="lab:N")
+        base.mark_text(align="left", dx=6, dy=-6, fontSize=10)
+        .encode(
+            x=alt.X("lx:Q", title="PCA of unit vectors 1", axis=alt.Axis(grid=False)),
+            y=alt.Y("ly:Q", title="PCA of unit vectors 2", axis=alt.Axis(grid=False)),
+            text="lab:N",
+        )  # _spread_labels' anchors: no two labels piled
         .transform_filter(f"{own} && datum.shared && datum.lab != '-'")
     )  # fmt: skip
+    leaders = (  # a thin line from a point to its label where _spread_labels moved the label down
+        base.mark_rule(color="#555555", strokeWidth=0.6)
+        .encode(x2="lx:Q", y2="ly:Q")
+        .transform_filter(f"{own} && datum.shared && datum.lab != '-' && datum.ly != datum.y")
+    )
     chart = (
-        alt.layer(grey, faint, solid, texts, data=data)
+        alt.layer(grey, faint, solid, leaders, texts, data=data)
         .transform_filter("datum.places == places && datum.layer == layer && datum.kinds == kinds")
         .transform_calculate(
             kindName="kindNames[datum.kind]",
