@@ -184,6 +184,17 @@ def tsv_rows(text: str) -> list[dict]:
     ]
 
 
+def _embedded(x: float, decimals: int, fmt: str) -> float:
+    """x rounded to `decimals` places, or to more where that rounding would change the annotation the view writes
+    with `fmt` (a ".Nf" format): 0.1552 -> 0.155 would be written "0.15" where plotting.heatmap writes "0.16"."""
+    shown = format(x, fmt) if fmt.startswith(".") and fmt.endswith("f") else None
+    v = round(x, decimals)
+    while shown is not None and format(v, fmt) != shown and decimals < 9:
+        decimals += 1
+        v = round(x, decimals)
+    return v
+
+
 def heatmap_view(
     cells: dict,
     controls: dict,
@@ -220,7 +231,7 @@ def heatmap_view(
         if len(key) != len(names) or any(not 0 <= i < len(controls[n]) for i, n in zip(key, names)):
             raise ValueError(f"cell key {key} does not pick one option of each control {names}")
         m = [
-            [round(float(x), decimals) for x in row]
+            [_embedded(float(x), decimals, fmt) for x in row]
             for row in (matrix.tolist() if hasattr(matrix, "tolist") else matrix)
         ]
         if len(m) != len(row_labels) or any(len(r) != len(cols) for r in m):
