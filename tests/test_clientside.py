@@ -720,3 +720,18 @@ def test_five_view_is_deterministic_and_redraws_offline(browser, tmp_path, five)
         assert not errors
     finally:
         page.close()
+
+
+def test_embedded_weights_write_the_static_figures_annotations():
+    """A weight travels with DECIMALS places, more where that rounding would change the 2-place annotation
+    (0.1552 -> 0.155 -> '0.15', where plotting.heatmap writes '0.16'): the view's numbers are the figure's."""
+    import numpy as np
+
+    from course_utils.clientside import _embedded
+
+    assert _embedded(0.1552, 3, ".2f") == 0.1552 and _embedded(0.1548, 3, ".2f") == 0.155
+    xs = np.random.default_rng(0).random(20_000)
+    for fmt, decimals in ((".2f", 3), (".3f", 4), (".2f", 2)):
+        got = [_embedded(float(x), decimals, fmt) for x in xs]
+        assert all(format(g, fmt) == format(float(x), fmt) for g, x in zip(got, xs))
+        assert max(abs(g - x) for g, x in zip(got, xs)) <= 0.5 * 10**-decimals + 1e-12
