@@ -43,7 +43,8 @@ copy (untrusted) or need the network (trusted):
 
 Every output is deterministic (same traces -> same bytes): no uuid, no timestamps; values are rounded to
 `DECIMALS` places (heatmap_view: more where that would change a written annotation, `_embedded`) and travel
-as one TSV string, which keeps a view small (`ClientSideView.nbytes`: 52 kB for attention_view of 5 sentences, 91 kB for word_order_view of 3 encodings; both outputs together).
+as one TSV string, which keeps a view small (`ClientSideView.nbytes`: 52 kB for attention_view of 5 sentences,
+91 kB for word_order_view of 3 encodings; both outputs together).
 """
 
 from __future__ import annotations
