@@ -293,17 +293,7 @@ def test_word_order_view_redraws_offline(browser, tmp_path, order_pairs):
     from course_utils.clientside import word_order_view
 
     view = word_order_view(order_pairs)
-    page, errors = open_offline(browser, page_with(tmp_path, view.bundles()[1]["text/html"]))
-    try:
-        page.wait_for_selector(f"#{view.id} svg .mark-rect", state="attached", timeout=30_000)
-        before = drawing(page, view.id)
-        page.select_option(f"#{view.id} select[name=vector]", "5")  # layer_out
-        page.wait_for_function(
-            f"document.querySelector('#{view.id} svg').innerHTML !== {json.dumps(before)}", timeout=10_000
-        )
-        assert not errors
-    finally:
-        page.close()
+    redraws_offline(browser, tmp_path, view, [], "vector", "5", "layer_out")
 
 
 # ---- attention_view's places= and defaults= (notebook 10: a pretrained encoder's traces, encoder self only) ----
