@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 NB     ?= notebooks/*.ipynb
 
-.PHONY: install lab test lint test-fast nbval execute html bench models clean
+.PHONY: install lab test test-portable lint test-fast nbval execute html bench models clean
 
 install: $(STAMP)
 
@@ -32,6 +32,16 @@ NBVAL   := --nbval --nbval-current-env --nbval-cell-timeout=120 -p no:randomly
 test: install lint
 	$(PY) tools/export_html.py --fetch-only
 	$(PY) -m pytest -n $(WORKERS) --dist loadfile $(NBVAL) tests notebooks
+
+# The float-sensitive part of the suite again, on a second CPU kernel path (PyTorch's portable "default" kernels
+# instead of AVX2/AVX-512, MKL in its compatible mode, one thread): strict nbval over every notebook, the retrain
+# and snapshot tests, the MiniLM parity tests and the widget-choice runs. Committed outputs must not depend on the
+# kernels, and this is how one machine checks it (.ci/run runs it after `make test`).
+PORTABLE       := ATEN_CPU_CAPABILITY=default MKL_CBWR=COMPATIBLE OMP_NUM_THREADS=1 COURSE_KERNEL_PATH=default
+FLOAT_SENSITIVE := tests/test_kernel_path.py tests/test_shipped_models.py tests/test_training_in_the_open.py \
+                   tests/test_probing.py tests/test_pretrained.py tests/test_widget_choices.py
+test-portable: install
+	$(PORTABLE) $(PY) -m pytest -n $(WORKERS) --dist loadfile $(NBVAL) $(FLOAT_SENSITIVE) notebooks
 
 lint: install
 	$(VENV)/bin/ruff check

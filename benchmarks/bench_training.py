@@ -1,4 +1,5 @@
-"""Training speed of the course translator vs torch.nn.Transformer of the same size, and of a full training.
+"""Training speed of the course translator vs torch.nn.Transformer of the same size, in float64 (the course's
+precision) and in float32, and of a full training.
 
     .venv/bin/python benchmarks/bench_training.py [--steps 6] [--rounds 25] [--warmup 12] [--full-runs 1]
 
@@ -29,9 +30,11 @@ from torch import nn
 from course_utils import tracing
 from course_utils.data import load_pairs
 from course_utils.model import ModelConfig, build_model, parameter_counts
+from course_utils.precision import DTYPE, default_dtype
 from course_utils.training import TrainConfig, course_model, make_batches
 
-GOALS = {"off": 1.2, "on": 1.5, "full": 5.0}  # course/torch per-step ratios; seconds for the full training
+# course/torch per-step ratios at the same dtype; float64/float32 per course step; seconds for the full training
+GOALS = {"off": 1.2, "on": 1.5, "float64": 1.3, "full": 10.0}
 OFF, ON, TORCH = "course, tracing off", "course, tracing on", "torch.nn.Transformer"
 
 
@@ -105,6 +108,37 @@ def verdict(value: float, goal: float) -> str:
     return "met" if value <= goal else "NOT met"
 
 
+def measure(dtype: torch.dtype, cfg: ModelConfig, batches, lr: float, args) -> tuple[dict, dict]:
+    """Per-step CPU and wall ms of every variant, all in `dtype`, over interleaved rounds."""
+    course_off, course_on = build_model(cfg, seed=0).to(dtype), build_model(cfg, seed=0).to(dtype)
+    with default_dtype(dtype):
+        torch.manual_seed(0)
+        reference = TorchTranslator(cfg, len(course_off.src_vocab), len(course_off.tgt_vocab))
+    trainers = {
+        OFF: Trainer(course_off, batches, lr),
+        TORCH: Trainer(reference, batches, lr),
+        ON: Trainer(course_on, batches, lr, traced=True),
+    }
+    for t in trainers.values():
+        t.steps(args.warmup)
+    cpu_ms = {name: [] for name in trainers}
+    wall_ms = {name: [] for name in trainers}
+    for _ in range(args.rounds):
+        for name, t in trainers.items():
+            cpu, wall = t.steps(args.steps)
+            cpu_ms[name].append(1000 * cpu / args.steps)
+            wall_ms[name].append(1000 * wall / args.steps)
+    return cpu_ms, wall_ms
+
+
+med = statistics.median
+
+
+def paired(a: list[float], b: list[float]) -> float:
+    """Median of the per-round ratios a / b (paired: load that drifts between rounds cancels out)."""
+    return med([x / y for x, y in zip(a, b)])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--steps", type=int, default=6, help="training steps per variant per round (6 = one epoch)")
@@ -117,35 +151,24 @@ def main():
     torch.set_num_threads(1)
     try:
         cfg, tcfg = ModelConfig(), TrainConfig()
-        course_off, course_on = build_model(cfg, seed=0), build_model(cfg, seed=0)
-        torch.manual_seed(0)
-        reference = TorchTranslator(cfg, len(course_off.src_vocab), len(course_off.tgt_vocab))
         pairs = load_pairs("train")
-        batches = list(make_batches(course_off, pairs, tcfg.batch_size, torch.Generator().manual_seed(tcfg.seed)))
-
-        n_course = parameter_counts(course_off)["total"]
-        n_torch = sum(p.numel() for p in reference.parameters())
-        print(f"torch {torch.__version__}, {torch.get_num_threads()} thread; ModelConfig {cfg.to_dict()}")
+        model = build_model(cfg, seed=0)
+        batches = list(make_batches(model, pairs, tcfg.batch_size, torch.Generator().manual_seed(tcfg.seed)))
+        n_course = parameter_counts(model)["total"]
+        with default_dtype(DTYPE):
+            n_torch = sum(
+                p.numel() for p in TorchTranslator(cfg, len(model.src_vocab), len(model.tgt_vocab)).parameters()
+            )
+        print(
+            f"torch {torch.__version__}, {torch.get_num_threads()} thread, CPU kernels {torch.backends.cpu.get_cpu_capability()}"
+        )
+        print(f"ModelConfig {cfg.to_dict()}")
         print(
             f"{len(pairs)} training pairs in {len(batches)} batches of <= {tcfg.batch_size}; parameters: "
             f"course {n_course:,}, torch {n_torch:,} (nn.Transformer adds a final LayerNorm to encoder and decoder)"
         )
-        print(f"{args.warmup} warm-up steps, then {args.rounds} interleaved rounds x {args.steps} steps per variant\n")
-
-        trainers = {
-            OFF: Trainer(course_off, batches, tcfg.lr),
-            TORCH: Trainer(reference, batches, tcfg.lr),
-            ON: Trainer(course_on, batches, tcfg.lr, traced=True),
-        }
-        for t in trainers.values():
-            t.steps(args.warmup)
-        cpu_ms = {name: [] for name in trainers}
-        wall_ms = {name: [] for name in trainers}
-        for _ in range(args.rounds):
-            for name, t in trainers.items():
-                cpu, wall = t.steps(args.steps)
-                cpu_ms[name].append(1000 * cpu / args.steps)
-                wall_ms[name].append(1000 * wall / args.steps)
+        print(f"{args.warmup} warm-up steps, then {args.rounds} interleaved rounds x {args.steps} steps per variant")
+        results = {dtype: measure(dtype, cfg, batches, tcfg.lr, args) for dtype in (DTYPE, torch.float32)}
 
         full, full_cpu = [], []
         for _ in range(args.full_runs):
@@ -156,31 +179,36 @@ def main():
     finally:
         torch.set_num_threads(threads_before)
 
-    med = statistics.median
-
-    def ratio(series, name):  # median of the per-round ratios course / torch
-        return med([a / b for a, b in zip(series[name], series[TORCH])])
-
-    print(
-        f"{'variant':<22}{'CPU ms/step':>12}{'wall ms/step':>13}{'CPU ratio':>11}{'wall ratio':>11}{'goal':>9}   result"
-    )
-    print("-" * 90)
-    print(f"{TORCH:<22}{med(cpu_ms[TORCH]):>12.2f}{med(wall_ms[TORCH]):>13.2f}{'1.00':>11}{'1.00':>11}")
-    for name, goal in ((OFF, GOALS["off"]), (ON, GOALS["on"])):
-        r = ratio(cpu_ms, name)
+    for dtype, (cpu_ms, wall_ms) in results.items():
+        print(f"\n{str(dtype).removeprefix('torch.')}: every model in this dtype")
         print(
-            f"{name:<22}{med(cpu_ms[name]):>12.2f}{med(wall_ms[name]):>13.2f}{r:>11.2f}{ratio(wall_ms, name):>11.2f}"
-            f"{f'<= {goal:.1f}':>9}   {verdict(r, goal)}"
+            f"{'variant':<22}{'CPU ms/step':>12}{'wall ms/step':>13}{'CPU ratio':>11}{'wall ratio':>11}{'goal':>9}   result"
         )
-    print("-" * 90)
+        print("-" * 90)
+        print(f"{TORCH:<22}{med(cpu_ms[TORCH]):>12.2f}{med(wall_ms[TORCH]):>13.2f}{'1.00':>11}{'1.00':>11}")
+        for name, goal in ((OFF, GOALS["off"]), (ON, GOALS["on"])):
+            r = paired(cpu_ms[name], cpu_ms[TORCH])
+            print(
+                f"{name:<22}{med(cpu_ms[name]):>12.2f}{med(wall_ms[name]):>13.2f}{r:>11.2f}"
+                f"{paired(wall_ms[name], wall_ms[TORCH]):>11.2f}{f'<= {goal:.1f}':>9}   {verdict(r, goal)}"
+            )
+        print("-" * 90)
+
+    (cpu64, _), (cpu32, _) = results[DTYPE], results[torch.float32]
+    print("\nfloat64 / float32, per training step (CPU time, paired by round):")
+    for name in (OFF, TORCH):
+        r = paired(cpu64[name], cpu32[name])
+        goal = f"<= {GOALS['float64']:.1f}   {verdict(r, GOALS['float64'])}" if name == OFF else ""
+        print(f"  {name:<22}{med(cpu64[name]):>8.2f} ms vs {med(cpu32[name]):>6.2f} ms   ratio {r:.2f}   {goal}")
+
     full_s = med(full)
     runs = f", median of {len(full)} runs" if len(full) > 1 else ""
     full_goal = f"<= {GOALS['full']:.0f} s"
     print(
-        f"{'full course_model()':<22}{'':>12}{full_s:>11.2f} s{'':>22}{full_goal:>9}   {verdict(full_s, GOALS['full'])}"
+        f"\n{'full course_model()':<22}{full_s:>8.2f} s wall (float64){'':>8}{full_goal:>9}   {verdict(full_s, GOALS['full'])}"
     )
     print(
-        f"  (wall time of 30 epochs incl. exact-match evaluations and snapshots, CPU time {med(full_cpu):.2f} s; "
+        f"  (30 epochs incl. exact-match evaluations and snapshots, CPU time {med(full_cpu):.2f} s; "
         f"{result.history[-1]['train_exact']:.0%} train exact match{runs})"
     )
     if full_s > 1.3 * med(full_cpu):

@@ -26,6 +26,7 @@ One module per concept, in notebook order:
     pretrained   - 10: all-MiniLM-L6-v2 run by the course's own attention, offline
     exercises    - one checker module per notebook (nb01 ... nb10)
     errors       - the course's error types
+    precision    - the one dtype (float64: the same digits on every CPU) and `below` for noise-level values
 
 Build tooling is not part of the teaching package: tools/execute.py (`make execute`) and
 tools/export_html.py (`make html`).
@@ -38,4 +39,4 @@ ever asks the network.
 
 __version__ = "1.0.0"
 # Files saved by `training.save_course_model` carry this; a different number is refused on load.
-MODEL_FORMAT_VERSION = 2  # 2: ModelConfig.init (the blog's Xavier init is the default)
+MODEL_FORMAT_VERSION = 3  # 2: ModelConfig.init (the blog's Xavier init is the default); 3: float64

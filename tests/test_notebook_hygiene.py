@@ -8,6 +8,7 @@ compared static cell. The pre-commit nbstripout hook must leave every notebook b
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -91,6 +92,30 @@ def test_outputs_are_machine_independent_pngs(notebook):
             assert "image/svg+xml" not in o.get("data", {}), f"cell [{i}]: SVG figure (differs every run); use PNG"
     assert nb.metadata.kernelspec.name == "python3"
     assert path.stat().st_size <= MAX_BYTES, f"{path.stat().st_size / 1e6:.2f} MB"
+
+
+# A mantissa with decimals and an exponent below -4 ("7.2e-07", "3.1E-12"): the digits of a value that is zero
+# in exact arithmetic, i.e. rounding noise, which differs between CPUs. Such a value is printed as a bound
+# ("below 1e-9", course_utils.precision.below); "1e-9" itself (no decimals) is a bound and allowed.
+NOISE_DIGITS = re.compile(r"(?<![\w.])[-+]?\d+\.\d+[eE]-(?:0*[5-9]|0*[1-9]\d+)(?!\w|\.\d)")
+
+
+def test_the_noise_pattern_finds_rounding_noise_and_spares_bounds():
+    found = [bool(NOISE_DIGITS.search(t)) for t in ("diff 7.2e-07", "{0: '9.5E-12'}", "x=-1.0e-5.", "eps 2.50e-10")]
+    assert found == [True, True, True, True]
+    spared = ["below 1e-9", "< 1e-12", "0.00072", "1.5e-3", "7.2e-04", "lr 4e-3", "v1.2e-07abc"]
+    assert [t for t in spared if NOISE_DIGITS.search(t)] == []
+
+
+def test_no_output_prints_rounding_noise(notebook):
+    """No committed output (text, HTML, stream, embedded Vega-Lite data) prints a noise-level value like 7.2e-07."""
+    _, nb = notebook
+    for i, c in enumerate(code_cells(nb), 1):
+        for o in c.outputs:
+            data = o.get("data", {})
+            text = output_text(o) + "\n".join(json.dumps(v) for k, v in data.items() if k.endswith("json"))
+            m = NOISE_DIGITS.search(text)
+            assert not m, f"cell [{i}] prints {m.group(0)!r}: rounding noise; print a bound (precision.below)"
 
 
 def test_every_widget_shown_has_its_state_saved(notebook):

@@ -1,7 +1,8 @@
 """course_utils.pretrained: all-MiniLM-L6-v2 run by the course's own attention (notebook 10).
 
 The weights are the pinned ones (sha256), the course's code gives the same hidden states as transformers'
-BertModel and the same sentence embeddings as sentence_transformers, offline, for a padded batch; tracing
+BertModel and the same sentence embeddings as sentence_transformers (both cast to float64, within 1e-10),
+offline, for a padded batch; tracing
 works with the course's trace keys; bad input raises course errors.
 """
 
@@ -24,7 +25,7 @@ SENTENCES = [
     "she would like to read the newspaper in the garden every evening",
     "apple eat can we",
 ]
-TOL = 1e-5
+TOL = 1e-10  # both sides in float64 (the course's MiniLM is; the references are cast): float32 would need 1e-5
 # Measured when this test was written (torch 2.13.0, transformers 5.23.0, sentence-transformers 6.2.0, 1 thread):
 # hidden states, real tokens: at most 3.8e-06 (output of layer 4); sentence embeddings: at most 1.9e-07.
 
@@ -88,9 +89,14 @@ def test_model_shape_and_tokens(model, no_network):
 def test_hidden_states_equal_transformers_bertmodel(model, no_network):
     from transformers import BertModel
 
-    ref = BertModel.from_pretrained(
-        str(pretrained.model_dir()), use_kernels=False, attn_implementation="eager", local_files_only=True
-    ).eval()
+    ref = (
+        BertModel.from_pretrained(
+            str(pretrained.model_dir()), use_kernels=False, attn_implementation="eager", local_files_only=True
+        )
+        .eval()
+        .double()
+    )
+    assert next(model.parameters()).dtype == torch.float64  # the course's MiniLM computes in float64
     ours, batch = model.hidden_states(SENTENCES)
     with torch.no_grad():
         theirs = ref(
@@ -113,11 +119,13 @@ def test_hidden_states_equal_transformers_bertmodel(model, no_network):
 def test_sentence_embeddings_equal_sentence_transformers(model, no_network):
     from sentence_transformers import SentenceTransformer
 
-    st = SentenceTransformer(str(pretrained.model_dir()), device="cpu", local_files_only=True)
+    st = SentenceTransformer(str(pretrained.model_dir()), device="cpu", local_files_only=True).double()
     theirs = st.encode(SENTENCES, convert_to_tensor=True, batch_size=len(SENTENCES))
     ours = model.embed(SENTENCES)
     assert ours.shape == (4, 384)
-    assert torch.allclose(ours.norm(dim=1), torch.ones(4), atol=1e-6)
+    assert ours.dtype == torch.float64 and torch.allclose(
+        ours.norm(dim=1), torch.ones(4, dtype=torch.float64), atol=1e-12
+    )
     assert float((ours - theirs.cpu()).abs().max()) <= TOL
     # one at a time (no padding) gives the same vectors as the padded batch
     alone = torch.cat([model.embed([s]) for s in SENTENCES])
@@ -175,7 +183,7 @@ def test_head_bilinear_gives_the_head_scores(model):
     bq, bk = attn.w_q.bias[2 * dh : 3 * dh].double(), attn.w_k.bias[2 * dh : 3 * dh].double()
     wq, wk = attn.w_q.weight[2 * dh : 3 * dh].double(), attn.w_k.weight[2 * dh : 3 * dh].double()
     scores = (x @ M @ x.T + (x @ wq.T @ bk)[:, None] + (bq @ wk @ x.T)[None, :] + bq @ bk) / dh**0.5
-    assert torch.allclose(scores.float(), trace["encoder.0.self.scores"][2], atol=1e-4)
+    assert torch.allclose(scores, trace["encoder.0.self.scores"][2], atol=1e-10)
     assert int(torch.linalg.matrix_rank(M)) == dh
 
 

@@ -15,6 +15,7 @@ from matplotlib.text import Text  # noqa: E402
 from course_utils import clustering, plotting, probing  # noqa: E402
 from course_utils.data import load_probes  # noqa: E402
 from course_utils.model import ModelConfig, build_model  # noqa: E402
+from course_utils.precision import close_to_stored  # noqa: E402
 from course_utils.tracing import run_with_trace  # noqa: E402
 from course_utils.training import load_standard_model  # noqa: E402
 
@@ -335,8 +336,8 @@ def test_seed_counterparts_table(pairs):
 def test_five_sentence_traces_match_the_snapshot(models):
     traced, snap = probing.five_sentence_traces(models["learned"]), probing.five_sentences()
     assert [t.tgt_tokens for t in traced] == [t.tgt_tokens for t in snap]
-    for x, y in zip(traced, snap):
-        assert torch.equal(x["decoder.1.layer_out"], y["decoder.1.layer_out"])
+    for x, y in zip(traced, snap):  # traced now vs stored in models/ (maybe on another CPU): never bit for bit
+        assert close_to_stored(x.tensors, y.tensors)
 
 
 def test_plot_same_word_distance_draws_one_panel_per_layer():

@@ -1,9 +1,12 @@
 """The model files in models/ are what the code produces: retrain each and compare.
 
-Notebooks load these files (identical bits on every machine, instant). Retraining on this machine
-kind must reproduce them: same history, same translations, same snapshot tokens, and weights equal
-up to float noise from a different CPU (bit-identical on the machine that wrote them).
-Every shipped file is retrained here (~2 s each), the non-default seeds included.
+Notebooks load these files (identical bits on every machine, instant). Retraining on any CPU must
+reproduce them: same history, same translations, same snapshot tokens, and weights and snapshots equal
+within `precision.STORED_ATOL` / `STORED_RTOL` (1e-8): float64 training on another kernel path differs by
+~1e-11, while a real change (one epoch more, another seed, another learning rate) moves the weights by far
+more, and the tests below show that each of those fails the same comparison. The one exception, the chaotic
+"saturated" kind, is explained at CHAOTIC_ATOL.
+Every shipped file is retrained here (~7 s each), the non-default seeds included.
 """
 
 import pytest
@@ -12,10 +15,27 @@ import torch
 from course_utils.data import load_pairs
 from course_utils.errors import ConfigError
 from course_utils.heads import mean_row_max, trace_pairs
-from course_utils.model import translate_batch
-from course_utils.training import SEEDS, STANDARD_MODELS, course_model, load_seeds, load_standard_model
+from course_utils.model import ModelConfig, translate_batch
+from course_utils.precision import STORED_ATOL, STORED_RTOL, close_to_stored, max_difference
+from course_utils.training import (
+    SEEDS,
+    STANDARD_MODELS,
+    TrainConfig,
+    course_model,
+    load_seeds,
+    load_standard_model,
+    train,
+)
 
 SHIPPED = [(name, seed) for name, (_, seeds) in STANDARD_MODELS.items() for seed in seeds]
+
+# The saturated kind (PyTorch's default init, notebook 03's lesson) trains chaotically, in float64 too: a difference
+# of 1e-16 grows about tenfold every five steps from step ~20 on. Measured between the AVX2 and the portable kernels
+# (seed 1): 3e-13 in the weights after step 1, 6e-11 after 20, 2e-7 after 40, 1e-3 after 90; after 30 epochs up to
+# 2.3e-3 in the weights and 5.6e-3 in the snapshots' attention weights (seeds 0-4). Its retrain is compared within
+# CHAOTIC_ATOL, about ten times that, and exactly on what training decides: the exact-match history and every
+# translation. Notebooks only read the shipped file, so their outputs do not move with the CPU.
+CHAOTIC_ATOL = {"saturated": 5e-2}
 
 
 @pytest.mark.parametrize(("name", "seed"), SHIPPED, ids=[f"{n}-seed{s}" for n, s in SHIPPED])
@@ -28,12 +48,15 @@ def test_code_reproduces_shipped_model(name, seed, request):
     assert shipped.model.src_vocab.itos == fresh.model.src_vocab.itos
     assert shipped.model.tgt_vocab.itos == fresh.model.tgt_vocab.itos
     a, b = shipped.model.state_dict(), fresh.model.state_dict()
-    assert a.keys() == b.keys()
-    for key in a:
-        torch.testing.assert_close(a[key], b[key], rtol=1e-3, atol=1e-4, msg=lambda m, key=key: f"{key}: {m}")
+    assert all(t.dtype == torch.float64 for t in a.values()), "shipped weights are float64"
+    chaotic = name in CHAOTIC_ATOL
+    if chaotic:
+        assert max_difference(a, b) <= CHAOTIC_ATOL[name]
+    else:
+        assert_weights_match(a, b)
     for h1, h2 in zip(shipped.history, fresh.history, strict=True):
         assert h1["epoch"] == h2["epoch"] and h1["train_exact"] == h2["train_exact"]
-        assert h1["loss"] == pytest.approx(h2["loss"], rel=1e-3, abs=1e-5)
+        assert h1["loss"] == pytest.approx(h2["loss"], rel=1e-4 if chaotic else STORED_RTOL, abs=STORED_ATOL)
     sentences = [p.english for p in load_pairs()]
     assert translate_batch(shipped.model, sentences) == translate_batch(fresh.model, sentences)
     assert shipped.snapshots.keys() == fresh.snapshots.keys()
@@ -42,9 +65,42 @@ def test_code_reproduces_shipped_model(name, seed, request):
         for sentence, trace in snap.items():
             other = fresh.snapshots[epoch][sentence]
             assert (trace.src_tokens, trace.tgt_tokens) == (other.src_tokens, other.tgt_tokens)
-            torch.testing.assert_close(
-                trace["encoder.0.self.weights"], other["encoder.0.self.weights"], rtol=1e-3, atol=1e-4
-            )
+            if chaotic:  # the attention weights, which is what notebook 03 reads of these snapshots
+                weights = [k for k in trace.keys() if k.endswith(".weights")]
+                assert max(max_difference(trace[k], other[k]) for k in weights) <= CHAOTIC_ATOL[name]
+            else:
+                assert close_to_stored(trace.tensors, other.tensors), (epoch, sentence)
+
+
+def assert_weights_match(shipped: dict, fresh: dict) -> None:
+    """The retrain check: every weight within STORED_ATOL / STORED_RTOL of the shipped one."""
+    assert shipped.keys() == fresh.keys()
+    bad = [k for k in shipped if not close_to_stored(shipped[k], fresh[k])]
+    assert not bad, f"{len(bad)} weights differ, largest difference {max_difference(shipped, fresh):.3g}: {bad[:3]}"
+
+
+def _trained(**changes) -> dict:
+    config = TrainConfig(**{"snapshot_epochs": (), **changes})
+    return train(ModelConfig(), config, probes={}, log=None).model.state_dict()
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["one epoch more", "another seed", "another learning rate"],
+)
+def test_a_real_change_fails_the_retrain_check(change, course):
+    """The retrain tolerance is not so wide that it lets a different model through: each change moves some
+    weight by more than 1e3 times the tolerance and fails assert_weights_match against the shipped model."""
+    shipped = load_standard_model("learned", 0).model.state_dict()
+    assert_weights_match(shipped, course.model.state_dict())  # the unchanged retrain passes ...
+    other = {
+        "one epoch more": lambda: _trained(epochs=31),
+        "another seed": lambda: load_standard_model("learned", 1).model.state_dict(),
+        "another learning rate": lambda: _trained(lr=4.4e-3),
+    }[change]()
+    assert max_difference(shipped, other) > 1e3 * STORED_ATOL
+    with pytest.raises(AssertionError, match="weights differ"):  # ... the changed one does not
+        assert_weights_match(shipped, other)
 
 
 def test_seeds_differ():

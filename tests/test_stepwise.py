@@ -20,7 +20,7 @@ from course_utils.widgets import render  # noqa: E402
 
 def test_toy_embeddings():
     X = stepwise.toy_embeddings(["i", "can", "eat", "apple"])
-    assert X.shape == (4, 2) and X.dtype == torch.float32
+    assert X.shape == (4, 2) and X.dtype == torch.float64
     with pytest.raises(KeyError, match="no toy vector"):
         stepwise.toy_embeddings(["banana"])
 

@@ -212,7 +212,7 @@ def _check_patched_weights(model, batch, pattern, fn, expected_fn):
 
 def test_patch_uniform_attention(course_copy, batch):
     def expected(allowed):
-        a = allowed.float()
+        a = allowed.to(torch.float64)
         return a / a.sum(-1, keepdim=True)
 
     _check_patched_weights(course_copy.eval(), batch, "*.weights", uniform_attention, expected)
@@ -409,8 +409,9 @@ def test_mask_is_recorded_per_place(course, batch):
 
 
 def test_weight_interventions_get_the_mask_not_the_weights_sign():
-    """In float32 an allowed weight can underflow to exactly 0 (the saturated model's layer 0 does): uniform
-    attention must still spread over every allowed key, so it reads the recorded mask, not `weights > 0`."""
+    """An allowed weight can underflow to exactly 0 (the saturated model's layer-0 weights, down to ~1e-50, do in
+    float32): uniform attention must still spread over every allowed key, so it reads the recorded mask, not
+    `weights > 0`."""
     from course_utils.training import load_standard_model
 
     model = load_standard_model("saturated").model
@@ -424,6 +425,8 @@ def test_weight_interventions_get_the_mask_not_the_weights_sign():
         translate(model, "we want to eat apple")
     w, mask = seen["encoder.0.self.weights"]
     assert mask.dtype == torch.bool and mask.all()  # one sentence, no padding: every key allowed
+    assert (w > 0).all() and (w < 1e-40).any()  # float64: tiny, not zero ...
+    w = w.float()  # ... in float32 they underflow
     assert (w == 0).any(), "expected an underflowed weight in the saturated model's layer 0"
     u = uniform_attention(w, mask=mask)
     torch.testing.assert_close(u, torch.full_like(w, 1 / w.shape[-1]))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from ..precision import DTYPE
 from ..projections import TOY_VOCAB, TOY_WQ
 from . import feedback, not_answered
 
@@ -86,7 +87,7 @@ def check_qkv_by_hand(project) -> bool:
         except Exception as err:  # the learner's code: say what it raised
             return feedback(False, "", f"my_project raised {type(err).__name__}: {err}")
         try:
-            got = torch.as_tensor(got, dtype=torch.float32).detach()
+            got = torch.as_tensor(got, dtype=DTYPE).detach()
         except (TypeError, ValueError, RuntimeError):
             return feedback(False, "", "return a tensor, one row per word.")
         w, b = layer.weight.detach(), layer.bias.detach()
@@ -129,7 +130,7 @@ def check_toy_query(query) -> bool:
     if query is None:
         return not_answered("set my_toy_query to a vector of 3 numbers, then re-run.")
     try:
-        q = torch.as_tensor(query, dtype=torch.float32).reshape(-1)
+        q = torch.as_tensor(query, dtype=DTYPE).reshape(-1)
     except (TypeError, ValueError, RuntimeError):
         return feedback(False, "", "give a vector of 3 numbers.")
     if q.shape != expected.shape:

@@ -8,6 +8,7 @@ import torch
 
 from ..attention import masked_softmax, scaled_dot_product_attention
 from ..model import INITS  # the one list of initialisations
+from ..precision import DTYPE
 from ..stepwise import toy_embeddings
 from . import NOT_ANSWERED, feedback, not_answered
 
@@ -203,7 +204,7 @@ def check_causal_top(guess, weights_row, words) -> bool:
 def toy_weights(W_Q, W_K, words=TOY_WORDS) -> torch.Tensor:
     """(T, T) attention weights of the toy sentence for 2×2 matrices W_Q, W_K (Q = X W_Q, K = X W_K, scale √2)."""
     X = toy_embeddings(words)
-    W_Q, W_K = torch.as_tensor(W_Q, dtype=torch.float32), torch.as_tensor(W_K, dtype=torch.float32)
+    W_Q, W_K = torch.as_tensor(W_Q, dtype=DTYPE), torch.as_tensor(W_K, dtype=DTYPE)
     if W_Q.shape != (2, 2) or W_K.shape != (2, 2):
         raise ValueError(f"W_Q and W_K must be 2×2; got {tuple(W_Q.shape)} and {tuple(W_K.shape)}")
     Q, K = X @ W_Q, X @ W_K

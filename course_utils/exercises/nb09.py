@@ -12,6 +12,7 @@ import torch
 from ..data import encode_source, encode_target, pad_batch
 from ..heads import head_statistics, ov_map
 from ..interventions import accuracy
+from ..precision import DTYPE
 from ..tracing import PLACES, ablate_head, patch, trace_key
 from . import feedback, names_used, not_answered
 
@@ -172,7 +173,7 @@ def check_ov_map(ov_map_fn, model, prefix: str = "encoder.0.self") -> bool:
         return feedback(False, "", f"ov_map raised {type(exc).__name__}: {exc}")
     if any(g is None for g in got):
         return not_answered("write ov_map, then re-run this cell.")
-    got = [torch.as_tensor(g).detach().float() for g in got]
+    got = [torch.as_tensor(g).detach().to(DTYPE) for g in got]
     d = attn.d_model
     if any(g.shape != (d, d) for g in got):
         return feedback(
