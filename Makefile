@@ -25,7 +25,7 @@ lab: install
 # ones) in one pytest run on $(WORKERS) processes (pytest-xdist; --dist loadfile keeps each notebook in one kernel).
 WORKERS ?= 2
 # Strict nbval with no --nbval-sanitize-with file: no output needs sanitizing. The only ignored outputs are cells
-# marked "# NBVAL_IGNORE_OUTPUT" (widgets, one training log), each with its reason on line 2 (tests/test_notebook_hygiene.py).
+# marked "# NBVAL_IGNORE_OUTPUT" (widgets), each with its reason on line 2 (tests/test_notebook_hygiene.py).
 NBVAL   := --nbval --nbval-current-env --nbval-cell-timeout=120 -p no:randomly
 # The pinned npm files (vega, MathJax's neighbours, the widget manager) the browser tests load: fetched once into
 # build/npm/ with `npm pack`, checked against their sha512, then reused (nothing is fetched when notebooks run).

@@ -3,7 +3,8 @@
 Why: float32 training drifts between CPU kernel paths (AVX-512, AVX2, the portable "default" path, arm64):
 after 30 epochs two machines disagree by ~0.02 in the weights, enough to move a printed digit. In float64 the
 same 30 epochs agree to ~1e-11, far below every digit the notebooks print, so committed outputs are a
-function of code and data only.
+function of code and data only. (The "saturated" models, PyTorch's default init, train chaotically even in
+float64; notebooks only read their shipped files: see tests/test_shipped_models.py.)
 
     DTYPE                  torch.float64, the dtype of every course model, trace and MiniLM run
     default_dtype(dtype)   a block in which new tensors and modules default to `dtype` (restored afterwards)
