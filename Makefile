@@ -75,4 +75,4 @@ clean:
 
 # Retrain and save every standard course model and seed shipped in models/ (tests check the code reproduces them).
 models: install
-	$(PY) -m course_utils.training
+	$(PY) -m course_utils.training.zoo

@@ -35,7 +35,12 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402  (the course's one way to start Chromium)
 
-from course_utils import clientside  # noqa: E402
+from course_utils.measures.probing import five_sentences, word_order_traces  # noqa: E402
+from course_utils.views.clientside.attention import attention_view  # noqa: E402
+from course_utils.views.clientside.base import NPM_PACKAGES, VEGA_FILES, VEGA_STATIC_DIR  # noqa: E402
+from course_utils.views.clientside.five import five_view  # noqa: E402
+from course_utils.views.clientside.word_order import word_order_view  # noqa: E402
+from course_utils.views.clientside.word_path import word_path_view  # noqa: E402
 
 NPM_CACHE = ROOT / "build" / "npm"
 
@@ -104,31 +109,31 @@ def snake(values: list[list]) -> list[tuple[int, str]]:
 
 def stand_in_page(folder: Path) -> Path:
     """A page with attention_view, word_order_view, word_path_view and five_view, and the vega files from build/npm/."""
-    from course_utils import probing
-    from course_utils.clustering import PAIR
-    from course_utils.data import load_probes
-    from course_utils.tracing import run_with_trace
-    from course_utils.training import load_standard_model
+    pass
+    from course_utils.core.data import load_probes
+    from course_utils.inspect.tracing import run_with_trace
+    from course_utils.measures.clustering import PAIR
+    from course_utils.training.zoo import load_standard_model
 
-    static = folder / clientside.VEGA_STATIC_DIR
+    static = folder / VEGA_STATIC_DIR
     static.mkdir(parents=True)
-    for spec in clientside.NPM_PACKAGES:
+    for spec in NPM_PACKAGES:
         tarball = NPM_CACHE / (spec.replace("@", "-") + ".tgz")
         if not tarball.exists():
             sys.exit(f"{tarball.relative_to(ROOT)} missing: run `make html` once (it fetches the pinned npm packages)")
         with tarfile.open(tarball) as tar:
-            for local, _ in clientside.VEGA_FILES.values():
+            for local, _ in VEGA_FILES.values():
                 member = f"package/build/{local}"
                 if member in tar.getnames():
                     (static / local).write_bytes(tar.extractfile(member).read())
     model = load_standard_model().model
     views = [
-        clientside.attention_view({s: run_with_trace(model, s) for s in load_probes("five_sentences")}),
-        clientside.word_order_view(
-            {pe: probing.word_order_traces(load_standard_model(pe).model) for pe in ("learned", "sinusoidal", "none")}
+        attention_view({s: run_with_trace(model, s) for s in load_probes("five_sentences")}),
+        word_order_view(
+            {pe: word_order_traces(load_standard_model(pe).model) for pe in ("learned", "sinusoidal", "none")}
         ),
-        clientside.word_path_view(load_standard_model().snapshots, PAIR, defaults={"layer": 1}),  # notebook 06
-        clientside.five_view(probing.five_sentences(), label="seed 0"),  # notebook 08
+        word_path_view(load_standard_model().snapshots, PAIR, defaults={"layer": 1}),  # notebook 06
+        five_view(five_sentences(), label="seed 0"),  # notebook 08
     ]
     page = folder / "clientside_views.html"
     body = "\n".join(v.bundles()[1]["text/html"] for v in views)

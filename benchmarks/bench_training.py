@@ -27,11 +27,12 @@ import time
 import torch
 from torch import nn
 
-from course_utils import tracing
-from course_utils.data import load_pairs
-from course_utils.model import ModelConfig, build_model, parameter_counts
-from course_utils.precision import DTYPE, default_dtype
-from course_utils.training import TrainConfig, course_model, make_batches
+from course_utils.core.data import load_pairs
+from course_utils.core.model import ModelConfig, build_model, parameter_counts
+from course_utils.core.precision import DTYPE, default_dtype
+from course_utils.inspect.tracing import record
+from course_utils.training.train import TrainConfig, make_batches
+from course_utils.training.zoo import course_model
 
 # course/torch per-step ratios at the same dtype; float64/float32 per course step; seconds for the full training
 GOALS = {"off": 1.2, "on": 1.5, "float64": 1.3, "full": 10.0}
@@ -97,7 +98,7 @@ class Trainer:
         cpu, wall = time.process_time(), time.perf_counter()
         for _ in range(n):
             if self.traced:
-                with tracing.record(self.model):
+                with record(self.model):
                     self.step()
             else:
                 self.step()

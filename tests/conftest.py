@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from course_utils import heads
-from course_utils.data import load_pairs
-from course_utils.model import build_model
-from course_utils.precision import course_precision
-from course_utils.training import course_model, load_standard_model
+from course_utils.core.data import load_pairs
+from course_utils.core.model import build_model
+from course_utils.core.precision import course_precision
+from course_utils.measures.attention_stats import trace_pairs
+from course_utils.training.zoo import course_model, load_standard_model
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -138,7 +138,7 @@ def shipped_model():
 @pytest.fixture(scope="session")
 def learned_seeds():
     """{seed: TrainResult} of the five shipped seeds of the standard model (seed 0 = shipped_model's file)."""
-    from course_utils.training import load_seeds
+    from course_utils.training.zoo import load_seeds
 
     return load_seeds("learned")
 
@@ -152,7 +152,7 @@ def all_pairs():
 @pytest.fixture(scope="session")
 def shipped_batch(shipped_model, all_pairs):
     """heads.trace_pairs of the shipped model over every pair (attention weights of one batched pass)."""
-    return heads.trace_pairs(shipped_model, all_pairs)
+    return trace_pairs(shipped_model, all_pairs)
 
 
 # --- headless Chromium for the publishing tests (test_html_export.py, test_jupyterlab_browser.py) -------------
@@ -170,7 +170,7 @@ CHROMIUM_ARGS = [
 ]
 
 
-def _missing(what: str):
+def missing_tool(what: str):
     """Skip on a learner's machine without a browser; fail in CI, where .ci/run installs it."""
     if os.environ.get("CI"):
         pytest.fail(f"{what} (CI installs it: see .ci/run)")
@@ -181,11 +181,11 @@ def _missing(what: str):
 def browser():
     """A Playwright Browser on Debian's /usr/bin/chromium, headless, no network services."""
     if not Path(CHROMIUM).exists():
-        _missing(f"{CHROMIUM} not found: `apt-get install -y chromium`")
+        missing_tool(f"{CHROMIUM} not found: `apt-get install -y chromium`")
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        _missing("playwright is not installed: `make install` installs requirements-dev.txt")
+        missing_tool("playwright is not installed: `make install` installs requirements-dev.txt")
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield b

@@ -52,3 +52,20 @@ def solution_code(notebook: str | Path, marker: str) -> str:
     blocks = solution_blocks(notebook, marker)
     assert len(blocks) == 1, f"{Path(notebook).name}: {len(blocks)} worked solutions contain {marker!r}"
     return blocks[0]
+
+
+def course_imports(notebook: str | Path) -> dict:
+    """The names the notebook imports from course_utils (every `from course_utils... import ...` of its code
+    cells), as a namespace: what a worked solution in the notebook may use without importing it."""
+    path = Path(notebook)
+    nb = json.loads((path if path.is_absolute() else NOTEBOOKS / path).read_text(encoding="utf-8"))
+    namespace: dict = {}
+    for c in nb["cells"]:
+        if c["cell_type"] != "code":
+            continue
+        source = "\n".join(line for line in "".join(c["source"]).splitlines() if not line.lstrip().startswith("%"))
+        for node in ast.parse(source).body:
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("course_utils"):
+                exec(compile(ast.Module([node], []), f"{path.name} [imports]", "exec"), namespace)
+    namespace.pop("__builtins__", None)
+    return namespace

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
 
-from course_utils.attention import HookPoint, MultiHeadAttention, masked_softmax, scaled_dot_product_attention
+from course_utils.core.attention import HookPoint, MultiHeadAttention, masked_softmax, scaled_dot_product_attention
 
 SETTINGS = settings(max_examples=40, deadline=None)
 DT = torch.float64  # parity in double precision: tight tolerances

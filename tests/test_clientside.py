@@ -8,12 +8,28 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from conftest import _missing
+from conftest import missing_tool
 
-from course_utils import clientside
-from course_utils.clientside import VEGA_FILES, VEGALITE_MIME, attention_view, spec_json, tsv_rows, view_html
-from course_utils.data import load_probes
-from course_utils.tracing import PLACE_NAMES, PLACES, run_with_trace, trace_key
+from course_utils.core.data import load_probes
+from course_utils.core.places import PLACE_NAMES, PLACES, trace_key
+from course_utils.core.pretrained import load_minilm
+from course_utils.inspect.pretrained import trace_sentence
+from course_utils.inspect.tracing import run_with_trace
+from course_utils.measures.probing import five_projection, five_sentences, shared_mask
+from course_utils.views.clientside.attention import attention_view
+from course_utils.views.clientside.base import (
+    DECIMALS,
+    NPM_PACKAGES,
+    VEGA_FILES,
+    VEGA_STATIC_DIR,
+    VEGALITE_MIME,
+    spec_json,
+    tsv_rows,
+    view_html,
+)
+from course_utils.views.clientside.five import five_view
+from course_utils.views.clientside.seed_attention import seed_attention_view
+from course_utils.views.clientside.word_path import word_path_view
 
 ROOT = Path(__file__).resolve().parent.parent
 NPM_CACHE = ROOT / "build" / "npm"  # where tools/export_html.py keeps the pinned npm tarballs (`make html`)
@@ -56,7 +72,7 @@ def test_spec_embeds_every_choice_once(traces, view):
         assert all(len(row) == w.shape[1] for row in seen[choice])  # one weight per key
         got = [x for row in seen[choice] for x in row]
         want = w.flatten().tolist()
-        assert max(abs(a - b) for a, b in zip(got, want)) <= 0.5 * 10**-clientside.DECIMALS + 1e-9
+        assert max(abs(a - b) for a, b in zip(got, want)) <= 0.5 * 10**-DECIMALS + 1e-9
     assert len(rows) == sum(len(rs) for rs in seen.values())
 
 
@@ -113,7 +129,7 @@ def test_bundles_say_plainly_what_they_are(traces, view):
 def test_view_html_loads_local_files_then_the_cdn():
     html = view_html({"mark": "point"})
     for name, (local, cdn) in VEGA_FILES.items():
-        assert f'"{clientside.VEGA_STATIC_DIR}{local}"' in html and cdn in html and f'["{name}", ' in html
+        assert f'"{VEGA_STATIC_DIR}{local}"' in html and cdn in html and f'["{name}", ' in html
     assert html.count("<script") == 1 and "</script>" not in html.split("<script", 1)[1][:-9]
 
 
@@ -130,14 +146,14 @@ def test_one_output_per_bundle_in_a_notebook(view, monkeypatch):
 def npm_files(requirejs: bool = False) -> dict[str, bytes]:
     """{file name: bytes} of the three vega files (and require.js), read from the npm tarballs `make html`
     caches in build/npm/ (tools/export_html.py)."""
-    tarballs = [NPM_CACHE / (spec.replace("@", "-") + ".tgz") for spec in clientside.NPM_PACKAGES]
+    tarballs = [NPM_CACHE / (spec.replace("@", "-") + ".tgz") for spec in NPM_PACKAGES]
     wanted = {f"package/build/{local}" for local, _ in VEGA_FILES.values()}
     if requirejs:
         tarballs.append(NPM_CACHE / "requirejs-2.3.8.tgz")
         wanted.add("package/require.js")
     absent = [p.name for p in tarballs if not p.exists()]
     if absent:
-        _missing(f"{', '.join(absent)} not in build/npm/: `make html` fetches them once")
+        missing_tool(f"{', '.join(absent)} not in build/npm/: `make html` fetches them once")
     files = {}
     for tarball in tarballs:
         with tarfile.open(tarball) as tar:
@@ -152,13 +168,13 @@ def page_with(tmp_path, html: str, *, requirejs: bool = False, static: bool = Tr
     and require.js loaded first (as in nbconvert's pages) if `requirejs`."""
     head = ""
     if static or requirejs:
-        out = tmp_path / clientside.VEGA_STATIC_DIR
+        out = tmp_path / VEGA_STATIC_DIR
         out.mkdir(parents=True, exist_ok=True)
         for name, data in npm_files(requirejs).items():
             if static or name == "require.js":
                 (out / name).write_bytes(data)
         if requirejs:
-            head = f'<script src="{clientside.VEGA_STATIC_DIR}require.js"></script>'
+            head = f'<script src="{VEGA_STATIC_DIR}require.js"></script>'
     page = tmp_path / "page.html"
     page.write_text(f"<!doctype html><html><head><meta charset='utf-8'>{head}</head><body>{html}</body></html>")
     return page
@@ -256,8 +272,8 @@ def test_the_html_copy_stays_out_of_the_way_where_jupyterlab_drew_the_spec(brows
 
 @pytest.fixture(scope="module")
 def order_pairs():
-    from course_utils.probing import word_order_traces
-    from course_utils.training import load_standard_model
+    from course_utils.measures.probing import word_order_traces
+    from course_utils.training.zoo import load_standard_model
 
     return {pe: word_order_traces(load_standard_model(pe).model) for pe in ("learned", "none")}
 
@@ -265,9 +281,9 @@ def order_pairs():
 def test_word_order_view_embeds_every_choice(order_pairs):
     import numpy as np
 
-    from course_utils.analysis import cosine_matrix
-    from course_utils.clientside import word_order_view
-    from course_utils.tracing import VECTOR_KINDS
+    from course_utils.core.places import VECTOR_KINDS
+    from course_utils.measures.similarity import cosine_matrix
+    from course_utils.views.clientside.word_order import word_order_view
 
     view = word_order_view(order_pairs)
     p = params(view.spec)
@@ -290,7 +306,7 @@ def test_word_order_view_embeds_every_choice(order_pairs):
 
 
 def test_word_order_view_redraws_offline(browser, tmp_path, order_pairs):
-    from course_utils.clientside import word_order_view
+    from course_utils.views.clientside.word_order import word_order_view
 
     view = word_order_view(order_pairs)
     redraws_offline(browser, tmp_path, view, [], "vector", "5", "layer_out")
@@ -301,10 +317,10 @@ def test_word_order_view_redraws_offline(browser, tmp_path, order_pairs):
 
 @pytest.fixture(scope="module")
 def minilm_traces():
-    from course_utils import pretrained
+    pass
 
-    model = pretrained.load_minilm()
-    return {s: pretrained.trace_sentence(model, s) for s in ("we want to eat apple", "apple eat can we")}
+    model = load_minilm()
+    return {s: trace_sentence(model, s) for s in ("we want to eat apple", "apple eat can we")}
 
 
 def test_attention_view_on_a_pretrained_encoders_traces(minilm_traces):
@@ -341,7 +357,7 @@ def test_attention_view_refuses_unknown_places_and_defaults(traces):
 def test_twelve_head_panels_drawn_in_head_order_offline(browser, tmp_path, minilm_traces):
     """'all' heads of notebook 10's view: twelve panels in reading order head 0 .. head 11 (not 'head 10' after 1),
     wrapped into rows of clientside.WRAP_PANELS (12 side by side were squeezed unreadably into the page)."""
-    from course_utils.clientside import WRAP_PANELS
+    from course_utils.views.clientside.heatmap import WRAP_PANELS
 
     view = attention_view(minilm_traces, places=("encoder self",), defaults={"layer": 0, "head": 2})
     assert view.spec["facet"]["sort"] == {"field": "head", "op": "min"}
@@ -371,8 +387,8 @@ QKV_CHOICES = [("we want to eat apple", "eat"), ("they want to eat bread", "eat"
 
 
 def test_word_qkv_view_embeds_every_choice(shipped_model):
-    from course_utils.clientside import word_qkv_view
-    from course_utils.projections import word_qkv
+    from course_utils.measures.qkv import word_qkv
+    from course_utils.views.clientside.word_qkv import word_qkv_view
 
     view = word_qkv_view(shipped_model, QKV_CHOICES, defaults={"word": 1, "layer": 1})
     p = params(view.spec)
@@ -419,7 +435,7 @@ def redraws_offline(browser, tmp_path, view, first: list[str], control: str, opt
 
 
 def test_word_qkv_view_redraws_offline(browser, tmp_path, shipped_model):
-    from course_utils.clientside import word_qkv_view
+    from course_utils.views.clientside.word_qkv import word_qkv_view
 
     view = word_qkv_view(shipped_model, QKV_CHOICES)
     redraws_offline(browser, tmp_path, view, ["we want to eat apple", "encoder layer 0"], "word", "1", "eat bread")
@@ -430,11 +446,11 @@ def test_word_qkv_view_redraws_offline(browser, tmp_path, shipped_model):
 
 @pytest.fixture(scope="module")
 def path_view():
-    from course_utils.clustering import PAIR
-    from course_utils.training import load_standard_model
+    from course_utils.measures.clustering import PAIR
+    from course_utils.training.zoo import load_standard_model
 
     snaps = load_standard_model().snapshots
-    return snaps, clientside.word_path_view(snaps, PAIR, defaults={"layer": 1})
+    return snaps, word_path_view(snaps, PAIR, defaults={"layer": 1})
 
 
 def path_rows(view) -> list[dict]:
@@ -443,9 +459,9 @@ def path_rows(view) -> list[dict]:
 
 
 def test_word_path_view_embeds_one_pca_per_choice(path_view):
-    from course_utils.analysis import collect_vectors, fit_projection
-    from course_utils.clustering import PAIR
-    from course_utils.tracing import VECTOR_KINDS, place_prefix
+    from course_utils.core.places import VECTOR_KINDS, place_prefix
+    from course_utils.measures.clustering import PAIR
+    from course_utils.measures.projection import collect_vectors, fit_projection
 
     snaps, view = path_view
     rows = path_rows(view)
@@ -461,7 +477,7 @@ def test_word_path_view_embeds_one_pca_per_choice(path_view):
         mine = [r for r in rows if (r["layer"], r["place"], r["kinds"]) == (str(la), str(pl), str(k))]
         assert len(mine) == len(lv.X)  # one row per vector: word x kind x epoch x sentence
         got = [(float(r["x"]), float(r["y"])) for r in mine]
-        assert max(abs(a - b) for g, y in zip(got, Y) for a, b in zip(g, y)) <= 0.5 * 10**-clientside.DECIMALS + 1e-9
+        assert max(abs(a - b) for g, y in zip(got, Y) for a, b in zip(g, y)) <= 0.5 * 10**-DECIMALS + 1e-9
         words = p["optionLabels"]["value"]["word"]
         assert [f"{words[int(r['word'])]}@{VECTOR_KINDS[int(r['kind'])]}@{r['epoch']}" for r in mine] == list(
             lv.meta["label"]
@@ -483,14 +499,14 @@ def test_word_path_view_controls_and_defaults(path_view):
     assert notes[f"1|1|0|{e}"].startswith("'eat' is no token of decoder self")
     assert notes[f"1|2|0|{e}"].startswith("no 'eat' among q, x1")  # cross: eat has k and v only
     with pytest.raises(ValueError):
-        clientside.word_path_view(snaps, ("we want to eat apple", "we want to eat bread"), defaults={"head": 0})
+        word_path_view(snaps, ("we want to eat apple", "we want to eat bread"), defaults={"head": 0})
 
 
 def test_word_path_view_is_deterministic(path_view):
-    from course_utils.clustering import PAIR
+    from course_utils.measures.clustering import PAIR
 
     snaps, view = path_view
-    again = clientside.word_path_view(snaps, PAIR, defaults={"layer": 1})
+    again = word_path_view(snaps, PAIR, defaults={"layer": 1})
     assert again.bundles() == view.bundles() and again.id == view.id
     assert view.nbytes < 300_000
 
@@ -528,7 +544,7 @@ def seed_traces(learned_seeds):
 
 @pytest.fixture(scope="module")
 def seed_view(seed_traces):
-    return clientside.seed_attention_view(seed_traces, defaults={"sentence": 1, "place": 2, "layer": 1})
+    return seed_attention_view(seed_traces, defaults={"sentence": 1, "place": 2, "layer": 1})
 
 
 def test_seed_attention_view_embeds_every_sentence_seed_place_layer_head(seed_traces, seed_view):
@@ -563,13 +579,13 @@ def test_seed_attention_view_controls_defaults_and_refusals(seed_traces, seed_vi
     assert (p["sentence"]["value"], p["seed"]["value"], p["place"]["value"], p["layer"]["value"]) == (1, 0, 2, 1)
     assert "5 seeds" in seed_view.description
     with pytest.raises(ValueError):
-        clientside.seed_attention_view(seed_traces, defaults={"epoch": 0})
+        seed_attention_view(seed_traces, defaults={"epoch": 0})
     with pytest.raises(ValueError):
-        clientside.seed_attention_view({0: first, 1: dict(list(first.items())[:1])})  # different sentences
+        seed_attention_view({0: first, 1: dict(list(first.items())[:1])})  # different sentences
 
 
 def test_seed_attention_view_is_deterministic(seed_traces, seed_view):
-    again = clientside.seed_attention_view(seed_traces, defaults={"sentence": 1, "place": 2, "layer": 1})
+    again = seed_attention_view(seed_traces, defaults={"sentence": 1, "place": 2, "layer": 1})
     assert json.dumps(again.bundles()) == json.dumps(seed_view.bundles()) and again.id == seed_view.id
 
 
@@ -596,8 +612,8 @@ def test_scaling_view_embeds_every_choice():
     import numpy as np
     import torch
 
-    from course_utils.clientside import scaling_view
-    from course_utils.stepwise import DIVISORS, divisor_value, random_scores, score_stats
+    from course_utils.measures.attention_stats import DIVISORS, divisor_value, random_scores, score_stats
+    from course_utils.views.clientside.scaling import scaling_view
 
     view = scaling_view(defaults={"d": 2, "divide_by": 1})
     p = params(view.spec)
@@ -622,7 +638,7 @@ def test_scaling_view_embeds_every_choice():
 
 
 def test_scaling_view_redraws_offline(browser, tmp_path):
-    from course_utils.clientside import scaling_view
+    from course_utils.views.clientside.scaling import scaling_view
 
     view = scaling_view(defaults={"d": 2, "divide_by": 1})
     redraws_offline(browser, tmp_path, view, ["d = 64", "std 0.99"], "divide_by", "0", "std 7.94")  # divide by 1
@@ -632,8 +648,9 @@ def test_scaling_view_redraws_offline(browser, tmp_path):
 
 
 def test_pair_view_embeds_every_pair():
-    from course_utils.clientside import pair_view
-    from course_utils.vectors import SENTENCES_2D, cosine, dot
+    from course_utils.core.toys import SENTENCES_2D
+    from course_utils.measures.similarity import cosine, dot
+    from course_utils.views.clientside.pair import pair_view
 
     view = pair_view(defaults={"first": 0, "second": 5})
     p = params(view.spec)
@@ -652,7 +669,7 @@ def test_pair_view_embeds_every_pair():
 
 
 def test_pair_view_redraws_offline(browser, tmp_path):
-    from course_utils.clientside import pair_view
+    from course_utils.views.clientside.pair import pair_view
 
     view = pair_view(defaults={"first": 0, "second": 5})
     redraws_offline(browser, tmp_path, view, ["dot = 0.24"], "second", "1", "dot = 0.58")  # eat bread
@@ -663,14 +680,14 @@ def test_pair_view_redraws_offline(browser, tmp_path):
 
 @pytest.fixture(scope="module")
 def five():
-    from course_utils import probing
+    pass
 
-    traces = probing.five_sentences()
-    return traces, clientside.five_view(traces, label="seed 0")
+    traces = five_sentences()
+    return traces, five_view(traces, label="seed 0")
 
 
 def test_five_view_embeds_one_projection_per_choice(five):
-    from course_utils import probing
+    pass
 
     traces, view = five
     rows = path_rows(view)
@@ -680,11 +697,11 @@ def test_five_view_embeds_one_projection_per_choice(five):
     assert {(r["places"], r["layer"], r["kinds"]) for r in rows} == {
         (str(a), str(b), str(c)) for a in range(4) for b in range(2) for c in range(2)
     }
-    P, meta = probing.five_projection(traces, ["encoder self", "cross"], 0, ("q", "k", "v", "x1"))
+    P, meta = five_projection(traces, ["encoder self", "cross"], 0, ("q", "k", "v", "x1"))
     mine = [r for r in rows if (r["places"], r["layer"], r["kinds"]) == ("0", "0", "0")]
     assert len(mine) == len(P)
     assert max(abs(float(r["x"]) - x) + abs(float(r["y"]) - y) for r, (x, y) in zip(mine, P)) <= 1e-3 + 1e-9
-    shared = probing.shared_mask(meta)
+    shared = shared_mask(meta)
     assert [r["shared"] == "1" for r in mine] == list(shared)
     labelled = {r["lab"] for r in mine if r["lab"] != "-"}
     assert labelled == {"i", "can", "eat", "<bos>", "ich", "kann"}  # one label per shared word and panel
@@ -692,10 +709,10 @@ def test_five_view_embeds_one_projection_per_choice(five):
 
 def test_five_view_is_deterministic_and_redraws_offline(browser, tmp_path, five):
     traces, view = five
-    again = clientside.five_view(traces, label="seed 0")
+    again = five_view(traces, label="seed 0")
     assert again.bundles() == view.bundles()
     with pytest.raises(ValueError):
-        clientside.five_view(traces, kind_sets=(("q",), ("q", "k")))
+        five_view(traces, kind_sets=(("q",), ("q", "k")))
     page, errors = open_offline(browser, page_with(tmp_path, view.bundles()[1]["text/html"]))
     try:
         page.wait_for_selector(f"#{view.id} svg .mark-symbol", state="attached", timeout=30_000)
@@ -717,7 +734,7 @@ def test_embedded_weights_write_the_static_figures_annotations():
     (0.1552 -> 0.155 -> '0.15', where plotting.heatmap writes '0.16'): the view's numbers are the figure's."""
     import numpy as np
 
-    from course_utils.clientside import _embedded
+    from course_utils.views.clientside.heatmap import embedded_value as _embedded
 
     assert _embedded(0.1552, 3, ".2f") == 0.1552 and _embedded(0.1548, 3, ".2f") == 0.155
     xs = np.random.default_rng(0).random(20_000)

@@ -12,9 +12,20 @@ import pandas as pd
 import pytest
 import torch
 
-from course_utils import clustering as C
-from course_utils.analysis import LabelledVectors
-from course_utils.training import load_standard_model
+import course_utils.measures.clustering as measures_clustering
+from course_utils.core.places import PLACES
+from course_utils.inspect.interventions import copy_row_from, next_word_log_probs
+from course_utils.measures.clustering import (
+    PAIR,
+    context_distance_table,
+    kind_separation,
+    pairwise_spread_table,
+    word_vector,
+)
+from course_utils.measures.projection import LabelledVectors, collect_vectors, identical_groups
+from course_utils.measures.similarity import cosine_distance, pairwise_spread, relative_distance
+from course_utils.training.zoo import load_standard_model
+from course_utils.views.clustering import MIN_ZOOM, plot_word_projection
 
 
 @pytest.fixture(scope="module")
@@ -23,45 +34,37 @@ def snaps():
 
 
 def test_pairwise_spread_known_values():
-    assert C.pairwise_spread(np.eye(2)) == pytest.approx(np.sqrt(2))
-    assert C.pairwise_spread(np.ones((4, 3))) == pytest.approx(0.0)
+    assert pairwise_spread(np.eye(2)) == pytest.approx(np.sqrt(2))
+    assert pairwise_spread(np.ones((4, 3))) == pytest.approx(0.0)
     X = np.random.default_rng(0).normal(size=(10, 5))
-    assert C.pairwise_spread(7 * X) == pytest.approx(C.pairwise_spread(X))  # scale-free
+    assert pairwise_spread(7 * X) == pytest.approx(pairwise_spread(X))  # scale-free
     with pytest.raises(ValueError, match="at least two"):
-        C.pairwise_spread(np.ones((1, 3)))
+        pairwise_spread(np.ones((1, 3)))
 
 
 def test_distances():
     a, b = np.array([1.0, 0.0]), np.array([0.0, 2.0])
-    assert C.cosine_distance(a, a) == 0.0 and C.cosine_distance(a, b) == pytest.approx(1.0)
-    assert C.relative_distance(a, a) == 0.0
-    assert C.relative_distance(a, b) == pytest.approx(np.sqrt(5) / 1.5)
-
-
-def test_one_vocabulary_of_places_kinds_and_colours():
-    from course_utils import plotting, tracing
-
-    assert C.PLACES is tracing.PLACES and C.place_prefix is tracing.place_prefix and C.trace_key is tracing.trace_key
-    assert C.KIND_COLOURS is plotting.KIND_COLOURS and list(C.KIND_COLOURS) == list(tracing.VECTOR_KINDS)
-    assert not hasattr(C, "prefix_for") and not hasattr(C, "KINDS")
+    assert cosine_distance(a, a) == 0.0 and cosine_distance(a, b) == pytest.approx(1.0)
+    assert relative_distance(a, a) == 0.0
+    assert relative_distance(a, b) == pytest.approx(np.sqrt(5) / 1.5)
 
 
 def test_first_layer_qkv_of_eat_identical_in_both_sentences(snaps):
     """Same word, same position, linear maps: q, k, v in encoder layer 0 cannot depend on the context."""
-    table = C.context_distance_table(snaps, "eat", prefixes=("encoder.0.self",), kinds=("q", "k", "v"))
+    table = context_distance_table(snaps, "eat", prefixes=("encoder.0.self",), kinds=("q", "k", "v"))
     assert len(table) == 9 and (table["relative distance"] < 1e-6).all() and (table["cosine distance"] < 1e-6).all()
 
 
 def test_context_distance_table_skips_kinds_the_word_lacks(snaps):
-    table = C.context_distance_table(snaps, "eat", prefixes=("decoder.1.cross",))
+    table = context_distance_table(snaps, "eat", prefixes=("decoder.1.cross",))
     assert set(table["kind"]) == {"k", "v"}  # eat is a key/value (English) in cross-attention, never a query
     with pytest.raises(ValueError, match="occurs in none"):
-        C.context_distance_table(snaps, "eat", prefixes=("decoder.0.self",))
+        context_distance_table(snaps, "eat", prefixes=("decoder.0.self",))
 
 
 def test_word_vector_message(snaps):
     with pytest.raises(ValueError, match="'apfel' is not a token of encoder.0.self.q"):
-        C.word_vector(snaps[30][C.PAIR[0]], "encoder.0.self.q", "apfel")
+        word_vector(snaps[30][PAIR[0]], "encoder.0.self.q", "apfel")
 
 
 def _silhouette_by_hand(X, labels):
@@ -87,11 +90,11 @@ def _centroid_accuracy_by_hand(X, labels):
 
 
 def test_pairwise_spread_table_and_kind_separation(snaps):
-    sp = C.pairwise_spread_table(snaps, list(C.PAIR), 30, layers=(0,), kinds=("q", "k"))
-    assert list(sp.columns) == list(C.PLACES) and np.isnan(sp.loc[(0, "k"), "cross"])
-    sep = C.kind_separation(snaps, list(C.PAIR), "encoder.0.self", 30)
+    sp = pairwise_spread_table(snaps, list(PAIR), 30, layers=(0,), kinds=("q", "k"))
+    assert list(sp.columns) == list(PLACES) and np.isnan(sp.loc[(0, "k"), "cross"])
+    sep = kind_separation(snaps, list(PAIR), "encoder.0.self", 30)
     assert set(sep) == {"silhouette", "silhouette_2d", "centroid_accuracy"}
-    lv = C.collect_vectors(snaps, list(C.PAIR), "encoder.0.self", kinds=("q", "k", "v"), epochs=[30])
+    lv = collect_vectors(snaps, list(PAIR), "encoder.0.self", kinds=("q", "k", "v"), epochs=[30])
     labels = lv.meta["kind"].to_numpy()
     assert sep["silhouette"] == pytest.approx(_silhouette_by_hand(lv.X, labels), abs=1e-6)  # float32 vectors
     assert sep["centroid_accuracy"] == pytest.approx(_centroid_accuracy_by_hand(lv.X, labels))
@@ -103,16 +106,16 @@ def test_kind_separation_known_values(monkeypatch):
     the plane, so silhouette_2d is the same; every point is nearest its own centroid."""
     X = np.array([[0.0, 0.0], [2.0, 0.0], [10.0, 0.0], [12.0, 0.0]])
     meta = pd.DataFrame({"kind": ["q", "q", "k", "k"]})
-    monkeypatch.setattr(C, "collect_vectors", lambda *args, **kw: LabelledVectors(X, meta))
-    sep = C.kind_separation({}, [], "encoder.0.self", 30, kinds=("q", "k"))
+    monkeypatch.setattr(measures_clustering, "collect_vectors", lambda *args, **kw: LabelledVectors(X, meta))
+    sep = kind_separation({}, [], "encoder.0.self", 30, kinds=("q", "k"))
     assert sep["silhouette"] == pytest.approx(79 / 99)
     assert sep["silhouette_2d"] == pytest.approx(79 / 99)
     assert sep["centroid_accuracy"] == 1.0
 
     # q at 0 and 10, k at 2 and 12 (the kinds interleaved):
     X2 = np.array([[0.0, 0.0], [10.0, 0.0], [2.0, 0.0], [12.0, 0.0]])
-    monkeypatch.setattr(C, "collect_vectors", lambda *args, **kw: LabelledVectors(X2, meta))
-    sep = C.kind_separation({}, [], "encoder.0.self", 30, kinds=("q", "k"))
+    monkeypatch.setattr(measures_clustering, "collect_vectors", lambda *args, **kw: LabelledVectors(X2, meta))
+    sep = kind_separation({}, [], "encoder.0.self", 30, kinds=("q", "k"))
     # point 0: a = 10, b = (2 + 12)/2 = 7 -> −3/10; point 10: a = 10, b = (8 + 2)/2 = 5 -> −5/10;
     # point 2: a = 10, b = (2 + 8)/2 = 5 -> −5/10; point 12: a = 10, b = (12 + 2)/2 = 7 -> −3/10
     assert sep["silhouette"] == pytest.approx(-0.4)
@@ -132,7 +135,7 @@ def test_kind_separation_known_values(monkeypatch):
     ],
 )
 def test_projection_plot_draws_one_panel_per_kind(snaps, choice):
-    fig = C.plot_word_projection(snaps, **choice)
+    fig = plot_word_projection(snaps, **choice)
     kinds = choice.get("kinds", ("q", "k", "v", "x1"))
     titled = [ax for ax in fig.axes if ax.get_title()]
     assert [ax.get_title().split()[0] for ax in titled] == list(kinds)  # small multiples: one kind per panel
@@ -147,7 +150,7 @@ def _panel_texts(ax):
 
 
 def test_projection_plot_draws_each_sentences_path_over_the_epochs(snaps):
-    fig = C.plot_word_projection(snaps, kinds=("x1",), layer=0)
+    fig = plot_word_projection(snaps, kinds=("x1",), layer=0)
     ax = fig.axes[0]
     arrows = [t for t in ax.texts if t.arrow_patch is not None and t.get_text() == ""]
     assert len(arrows) == 2 * 2  # two sentences, epoch 1 -> 15 -> 30
@@ -157,7 +160,7 @@ def test_projection_plot_draws_each_sentences_path_over_the_epochs(snaps):
 
 
 def test_a_small_path_is_enlarged_in_an_inset(snaps):
-    fig = C.plot_word_projection(snaps, kinds=("q", "k", "v", "x1", "out"), layer=0)  # notebook 06's figure
+    fig = plot_word_projection(snaps, kinds=("q", "k", "v", "x1", "out"), layer=0)  # notebook 06's figure
     q_panel, out_panel = fig.axes[0], fig.axes[4]
     assert len(q_panel.child_axes) == 1 and q_panel.child_axes[0].get_title().startswith("enlarged")
     assert not [t for t in q_panel.texts if t.get_text()]  # the labels are in the inset, once
@@ -169,14 +172,14 @@ def test_a_small_path_is_enlarged_in_an_inset(snaps):
                 panel.get_window_extent(renderer).width / np.ptp(panel.get_xlim())
             )
             said = float(inset.get_title().split()[1].rstrip("×"))
-            assert true >= C.MIN_ZOOM - 0.05 and abs(true - said) <= (0.05 if said < 3 else 0.5), (said, true)
+            assert true >= MIN_ZOOM - 0.05 and abs(true - said) <= (0.05 if said < 3 else 0.5), (said, true)
             (x0, x1), (p0, p1) = inset.get_xlim(), panel.get_xlim()
             assert p0 <= x0 and x1 <= p1  # the enlarged box lies inside the panel
     plt.close(fig)
 
 
 def test_path_labels_sit_on_their_own_paths_side(snaps):
-    fig = C.plot_word_projection(snaps, kinds=("x1", "out"), layer=0)  # two paths side by side in each panel
+    fig = plot_word_projection(snaps, kinds=("x1", "out"), layer=0)  # two paths side by side in each panel
     renderer = fig.canvas.get_renderer()
     for panel in fig.axes[:2]:
         for ax in (panel, *panel.child_axes):
@@ -191,23 +194,23 @@ def test_path_labels_sit_on_their_own_paths_side(snaps):
 
 
 def test_projection_plot_shares_a_label_only_for_identical_points(snaps):
-    fig = C.plot_word_projection(snaps, kinds=("q", "x1"), layer=0)
+    fig = plot_word_projection(snaps, kinds=("q", "x1"), layer=0)
     q_panel = fig.axes[0]
     assert {t.get_text() for t in _panel_texts(q_panel) if t.get_text()} == {"1=", "15=", "30="}  # identical
     plt.close(fig)
     Y = np.array([[0.0, 0.0], [0.0, 0.0], [0.01, 0.0], [1.0, 1.0]])
-    assert C._identical_groups(Y) == [[0, 1], [2], [3]]  # 1 % of the span apart is not the same point
+    assert identical_groups(Y) == [[0, 1], [2], [3]]  # 1 % of the span apart is not the same point
 
 
 def test_projection_plot_legend_is_outside_the_panels(snaps):
     for dims in (2, 3):
-        fig = C.plot_word_projection(snaps, kinds=("q", "k", "v"), dims=dims)
+        fig = plot_word_projection(snaps, kinds=("q", "k", "v"), dims=dims)
         assert all(ax.get_legend() is None for ax in fig.axes) and fig.legends  # a figure legend, below the panels
         plt.close(fig)
 
 
 def test_projection_plot_tsne(snaps):
-    fig = C.plot_word_projection(snaps, method="tsne", epochs=(30,))
+    fig = plot_word_projection(snaps, method="tsne", epochs=(30,))
     assert fig.axes[0].get_xlabel() == "t-SNE 1"
     plt.close(fig)
 
@@ -227,27 +230,27 @@ def test_projection_plot_tsne(snaps):
     ],
 )
 def test_projection_plot_invalid_choices_are_course_errors(snaps, choice, message):
-    from course_utils.errors import CourseInputError
+    from course_utils.core.errors import CourseInputError
 
     with pytest.raises(CourseInputError, match=message):
-        C.plot_word_projection(snaps, **choice)
+        plot_word_projection(snaps, **choice)
     plt.close("all")
 
 
 @pytest.mark.parametrize("kinds", [("q", "out"), ("layer_out",), ("x1", "out", "layer_out")])
 @pytest.mark.parametrize("head", ["0", "1", 1])
 def test_one_head_with_whole_layer_kinds_says_what_to_change(snaps, kinds, head):
-    from course_utils.errors import ShapeError
+    from course_utils.core.errors import ShapeError
 
     with pytest.raises(ShapeError, match="Set head to 'all', or keep only q, k, v, x1"):
-        C.plot_word_projection(snaps, kinds=kinds, head=head)
+        plot_word_projection(snaps, kinds=kinds, head=head)
     plt.close("all")
 
 
 def test_every_widget_choice_draws_or_gives_a_course_error(snaps):
     """Each word, kind, layer, head and place of the 06 widget (PCA, 2-D, all epochs): a figure or a worded error."""
-    from course_utils.errors import CourseInputError
-    from course_utils.tracing import PLACES, VECTOR_KINDS
+    from course_utils.core.errors import CourseInputError
+    from course_utils.core.places import PLACES, VECTOR_KINDS
 
     words = ["eat", "apple", "essen"]
     for word in words:
@@ -256,7 +259,7 @@ def test_every_widget_choice_draws_or_gives_a_course_error(snaps):
                 for head in ("all", "0"):
                     for place in PLACES:
                         try:
-                            C.plot_word_projection(snaps, word, kinds=(kind,), layer=layer, head=head, place=place)
+                            plot_word_projection(snaps, word, kinds=(kind,), layer=layer, head=head, place=place)
                         except CourseInputError:
                             pass
                         plt.close("all")
@@ -267,40 +270,40 @@ def test_widget_shows_a_message_not_a_traceback(snaps):
 
     import ipywidgets as ipw
 
-    from course_utils.widgets import render
+    from course_utils.views.widgets import render
 
     out = ipw.Output()
-    msg = render(partial(C.plot_word_projection, snaps), {"word": "eat", "place": "decoder self"}, out)
+    msg = render(partial(plot_word_projection, snaps), {"word": "eat", "place": "decoder self"}, out)
     assert msg is not None and "is not a token" in msg
-    msg = render(partial(C.plot_word_projection, snaps), {"kinds": ("q", "out"), "head": "1"}, out)
+    msg = render(partial(plot_word_projection, snaps), {"kinds": ("q", "out"), "head": "1"}, out)
     assert msg is not None and "Set head to 'all'" in msg and "same shape" not in msg
 
 
 def test_copy_row_from_replaces_one_row_only():
-    from course_utils.tracing import Trace
+    from course_utils.inspect.tracing import Trace
 
     source = Trace(["a", "b", "c"], ["<bos>"], [], {"x": torch.arange(6.0).reshape(3, 2) + 100})
     tensor = torch.zeros(2, 3, 2)  # (batch, T, d_model)
-    out = C.copy_row_from(source, 1)(tensor, "x")
+    out = copy_row_from(source, 1)(tensor, "x")
     assert torch.equal(out[:, 1], torch.tensor([[102.0, 103.0]] * 2))
     assert (out[:, [0, 2]] == 0).all() and (tensor == 0).all()  # the model's tensor is not changed in place
 
 
 def test_patching_eat_embedding_changes_nothing_and_the_object_flips_the_output():
-    from course_utils.data import load_probes
-    from course_utils.tracing import run_with_trace
+    from course_utils.core.data import load_probes
+    from course_utils.inspect.tracing import run_with_trace
 
     model = load_standard_model().model.eval()
-    a, b = C.PAIR
+    a, b = PAIR
     target = load_probes("context_pair")[a]
     bread = run_with_trace(model, b)
-    clean = C.next_word_log_probs(model, a, target)
+    clean = next_word_log_probs(model, a, target)
     assert clean.shape == (len(target.split()) + 1, len(model.tgt_vocab))
     assert torch.allclose(clean.exp().sum(-1), torch.ones(len(clean)))
-    same = C.next_word_log_probs(model, a, target, {"encoder.embed": C.copy_row_from(bread, 3)})  # eat = eat
+    same = next_word_log_probs(model, a, target, {"encoder.embed": copy_row_from(bread, 3)})  # eat = eat
     assert torch.equal(same, clean)
     de = model.tgt_vocab.stoi
-    flipped = C.next_word_log_probs(model, a, target, {"encoder.1.layer_out": C.copy_row_from(bread, 4)})
+    flipped = next_word_log_probs(model, a, target, {"encoder.1.layer_out": copy_row_from(bread, 4)})
     assert flipped[2].argmax() == de["brot"] and clean[2].argmax() == de["einen"]
 
 
@@ -318,8 +321,8 @@ def _notebook_definitions() -> dict:
     )
     tree = ast.parse(src)
     tree.body = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
-    from course_utils.data import encode_source, encode_target
-    from course_utils.tracing import patch
+    from course_utils.core.data import encode_source, encode_target
+    from course_utils.inspect.tracing import patch
 
     namespace = {"torch": torch, "encode_source": encode_source, "encode_target": encode_target, "patch": patch}
     exec(compile(tree, "notebook 06", "exec"), namespace)
@@ -327,23 +330,23 @@ def _notebook_definitions() -> dict:
 
 
 def test_notebook_patching_functions_agree_with_the_library():
-    from course_utils.data import load_probes
-    from course_utils.tracing import run_with_trace
+    from course_utils.core.data import load_probes
+    from course_utils.inspect.tracing import run_with_trace
 
     nb = _notebook_definitions()
     model = load_standard_model("learned", 4).model.eval()
-    a, b = C.PAIR
+    a, b = PAIR
     target = load_probes("context_pair")[a]
     bread = run_with_trace(model, b)
     for hook in ("encoder.embed", "encoder.0.layer_out", "encoder.1.layer_out"):
         for pos in (3, 4):
             mine = nb["next_word_log_probs"](model, a, target, {hook: nb["copy_row_from"](bread, pos)})
-            lib = C.next_word_log_probs(model, a, target, {hook: C.copy_row_from(bread, pos)})
+            lib = next_word_log_probs(model, a, target, {hook: copy_row_from(bread, pos)})
             assert torch.equal(mine, lib)
 
 
 def test_seed_verdict_counts_agreeing_seeds():
-    from course_utils.analysis import seed_range, seed_verdict
+    from course_utils.measures.tables import seed_range, seed_verdict
 
     assert seed_verdict({0: True, 1: True, 2: True, 3: True, 4: True}) == "holds (5/5 seeds)"
     assert seed_verdict(dict.fromkeys(range(5), False)) == "false (5/5 seeds)"

@@ -9,18 +9,25 @@ import pytest  # noqa: E402
 from matplotlib.colors import to_hex  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from course_utils import diagrams  # noqa: E402
-from course_utils.errors import ConfigError  # noqa: E402
-from course_utils.plotting import KIND_COLOURS  # noqa: E402
-from course_utils.tracing import PLACE_NAMES  # noqa: E402
-from course_utils.widgets import figure_png  # noqa: E402
+from course_utils.core.errors import ConfigError  # noqa: E402
+from course_utils.core.places import PLACE_NAMES  # noqa: E402
+from course_utils.views.diagrams import (  # noqa: E402
+    DPI,
+    WIDTH,
+    draw_attention_path,
+    draw_attention_places,
+    draw_layer,
+    draw_multi_head,
+)
+from course_utils.views.style import KIND_COLOURS  # noqa: E402
+from course_utils.views.widgets import figure_png  # noqa: E402
 
 DRAWINGS = {
-    "path": lambda: diagrams.draw_attention_path(),
-    "places": lambda: diagrams.draw_attention_places(),
-    "multi_head": lambda: diagrams.draw_multi_head(),
-    "encoder_layer": lambda: diagrams.draw_layer("encoder"),
-    "decoder_layer": lambda: diagrams.draw_layer("decoder"),
+    "path": lambda: draw_attention_path(),
+    "places": lambda: draw_attention_places(),
+    "multi_head": lambda: draw_multi_head(),
+    "encoder_layer": lambda: draw_layer("encoder"),
+    "decoder_layer": lambda: draw_layer("decoder"),
 }
 
 
@@ -42,9 +49,9 @@ def close_figures():
 def test_each_diagram_is_a_titled_figure_of_fixed_size_and_identical_png_bytes(name):
     fig = DRAWINGS[name]()
     assert isinstance(fig, Figure) and fig._suptitle is not None and fig._suptitle.get_text()
-    assert fig.get_figwidth() == diagrams.WIDTH and fig.dpi == diagrams.DPI
+    assert fig.get_figwidth() == WIDTH and fig.dpi == DPI
     first = figure_png(fig)
-    assert int.from_bytes(first[16:20], "big") == round(diagrams.WIDTH * diagrams.DPI)  # saved as it is
+    assert int.from_bytes(first[16:20], "big") == round(WIDTH * DPI)  # saved as it is
     plt.close("all")
     assert figure_png(DRAWINGS[name]()) == first
     sizes = [t.get_fontsize() for ax in fig.axes for t in ax.texts]
@@ -52,18 +59,18 @@ def test_each_diagram_is_a_titled_figure_of_fixed_size_and_identical_png_bytes(n
 
 
 def test_one_words_path_names_every_step_and_d_head():
-    fig = diagrams.draw_attention_path("eat", ("we", "want", "to", "eat", "apple"), d_head=32)
+    fig = draw_attention_path("eat", ("we", "want", "to", "eat", "apple"), d_head=32)
     text = texts(fig)
     for label in ("$W^Q$", "$W^K$", "$W^V$", "softmax", "sum to 1", "\\sqrt{32}", "$\\Sigma_j$", "'eat'", "apple"):
         assert label in text, label
     assert face(fig, "q") == [KIND_COLOURS["q"]]
     assert face(fig, "k") == [KIND_COLOURS["k"]] * 5 and face(fig, "v") == [KIND_COLOURS["v"]] * 5
-    assert "\\sqrt{16}" in texts(diagrams.draw_attention_path(d_head=16))
-    assert face(diagrams.draw_attention_path("a", ("a", "b")), "k") == [KIND_COLOURS["k"]] * 2
+    assert "\\sqrt{16}" in texts(draw_attention_path(d_head=16))
+    assert face(draw_attention_path("a", ("a", "b")), "k") == [KIND_COLOURS["k"]] * 2
 
 
 def test_places_show_all_three_and_the_encoder_output_entering_every_cross_attention():
-    fig = diagrams.draw_attention_places()
+    fig = draw_attention_places()
     text = texts(fig)
     for name in PLACE_NAMES.values():
         assert name in text, name
@@ -74,7 +81,7 @@ def test_places_show_all_three_and_the_encoder_output_entering_every_cross_atten
 
 @pytest.mark.parametrize(("d_model", "n_heads", "d_head"), [(64, 2, 32), (64, 4, 16), (64, 8, 8), (12, 3, 4)])
 def test_multi_head_labels_every_shape_from_its_arguments(d_model, n_heads, d_head):
-    fig = diagrams.draw_multi_head(seq_len=5, d_model=d_model, n_heads=n_heads)
+    fig = draw_multi_head(seq_len=5, d_model=d_model, n_heads=n_heads)
     text = texts(fig)
     assert f"(5, {d_head})" in text and f"(5, {d_model})" in text and f"{n_heads} × (5, {d_head})" in text
     for label in ("$W^Q$", "$W^K$", "$W^V$", "$W^O$", "concatenate", "split", "softmax"):
@@ -82,12 +89,12 @@ def test_multi_head_labels_every_shape_from_its_arguments(d_model, n_heads, d_he
     assert face(fig, "q") == [KIND_COLOURS["q"]] and face(fig, "k") == [KIND_COLOURS["k"]]
     assert face(fig, "v") == [KIND_COLOURS["v"]]
     assert f"\\sqrt{{{d_head}}}" in text
-    assert "(7, 16)" in texts(diagrams.draw_multi_head(seq_len=7, d_model=64, n_heads=4))
+    assert "(7, 16)" in texts(draw_multi_head(seq_len=7, d_model=64, n_heads=4))
 
 
 @pytest.mark.parametrize("kind", ["encoder", "decoder"])
 def test_layer_is_post_norm_with_a_residual_around_every_sublayer(kind):
-    fig = diagrams.draw_layer(kind)
+    fig = draw_layer(kind)
     text = texts(fig)
     n_sub = 2 if kind == "encoder" else 3
     assert text.count("LayerNorm(") == 1 and "post-norm" in text
@@ -109,11 +116,11 @@ def test_layer_is_post_norm_with_a_residual_around_every_sublayer(kind):
 @pytest.mark.parametrize(
     ("call", "words"),
     [
-        (lambda: diagrams.draw_multi_head(5, 64, 3), "divisible"),
-        (lambda: diagrams.draw_multi_head(5, 64, 0), "positive"),
-        (lambda: diagrams.draw_layer("middle"), "['encoder', 'decoder']"),
-        (lambda: diagrams.draw_attention_path("bread", ("we", "eat")), "bread"),
-        (lambda: diagrams.draw_attention_path(d_head=0), "d_head"),
+        (lambda: draw_multi_head(5, 64, 3), "divisible"),
+        (lambda: draw_multi_head(5, 64, 0), "positive"),
+        (lambda: draw_layer("middle"), "['encoder', 'decoder']"),
+        (lambda: draw_attention_path("bread", ("we", "eat")), "bread"),
+        (lambda: draw_attention_path(d_head=0), "d_head"),
     ],
 )
 def test_bad_arguments_raise_a_one_line_config_error(call, words):

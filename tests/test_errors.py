@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from course_utils.attention import MultiHeadAttention, masked_softmax, scaled_dot_product_attention
-from course_utils.data import encode_source, encode_target, load_pairs, load_probes
-from course_utils.errors import (
+from course_utils.core.attention import MultiHeadAttention, masked_softmax, scaled_dot_product_attention
+from course_utils.core.data import encode_source, encode_target, load_pairs, load_probes
+from course_utils.core.errors import (
     ConfigError,
     CourseInputError,
     EmptySentenceError,
@@ -16,8 +16,8 @@ from course_utils.errors import (
     SpecialTokenError,
     UnknownWordError,
 )
-from course_utils.model import ModelConfig, translate, translate_batch
-from course_utils.tracing import run_with_trace
+from course_utils.core.model import ModelConfig, translate, translate_batch
+from course_utils.inspect.tracing import run_with_trace
 
 # ---------------------------------------------------------------- sentences
 

@@ -48,7 +48,7 @@ def test_my_cosine_rejects_typical_mistakes(fn, hint, capsys):
 
 
 def test_nearest_to_cake():
-    from course_utils.vectors import SENTENCES_3D
+    from course_utils.core.toys import SENTENCES_3D
 
     cake = np.array(SENTENCES_3D["eat cake"])
     others = [s for s in SENTENCES_3D if s != "eat cake"]
@@ -72,7 +72,8 @@ def test_nearest_to_cake_wrong(answer, hint, capsys):
 
 
 def test_same_topic_prediction(capsys):
-    from course_utils.vectors import SENTENCES_2D, dot_matrix, topic_check
+    from course_utils.core.toys import SENTENCES_2D
+    from course_utils.measures.sentence_vectors import dot_matrix, topic_check
 
     truth = topic_check(dot_matrix(SENTENCES_2D), SENTENCES_2D)["global_ok"]
     assert truth is False and check_same_topic_prediction(truth)
@@ -120,7 +121,8 @@ def test_eat_cake_wrong(answer, hint, capsys):
 
 def test_eat_cake_needs_both_measures(capsys):
     # 21° from the food axis: by cosine both 'eat' sentences win, but the long 'drink water' arrow wins by dot product
-    from course_utils.vectors import SENTENCES_2D, cosine, dot
+    from course_utils.core.toys import SENTENCES_2D
+    from course_utils.measures.similarity import cosine, dot
 
     v = (0.9, 0.35)
     assert min(cosine(v, SENTENCES_2D[s]) for s in ("eat apple", "eat bread")) > cosine(v, SENTENCES_2D["drink water"])
@@ -139,7 +141,7 @@ def test_four_factors():
 def test_the_notebooks_worked_solution_to_exercise_1_passes(capsys):
     """Exec the code of the Solution block below exercise 1 in notebook 01."""
     code = solution_code("01_sentence_vectors.ipynb", "my_nearest = max(")
-    from course_utils.vectors import SENTENCES_3D
+    from course_utils.core.toys import SENTENCES_3D
 
     ns = {
         "np": np,

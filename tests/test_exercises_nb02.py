@@ -11,7 +11,8 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 from notebook_cells import solution_blocks  # noqa: E402  (tests/ is on sys.path under pytest)
 
-from course_utils.errors import UnknownWordError  # noqa: E402
+from course_utils.core.errors import UnknownWordError  # noqa: E402
+from course_utils.core.toys import TOY_VOCAB, TOY_WQ, one_hot
 from course_utils.exercises import NOT_ANSWERED  # noqa: E402
 from course_utils.exercises.nb02 import (  # noqa: E402
     check_cross_rows,
@@ -20,19 +21,11 @@ from course_utils.exercises.nb02 import (  # noqa: E402
     check_same_q_prediction,
     check_toy_query,
 )
-from course_utils.projections import (
-    TOY_VOCAB,
-    TOY_WQ,
-    head_banks,
-    one_hot,
-    places_table,
-    plot_word_qkv,  # noqa: E402
-    qkv_of_sentence,
-    query_bank,
-    word_qkv,
-)
-from course_utils.tracing import run_with_trace  # noqa: E402
-from course_utils.training import load_standard_model  # noqa: E402
+from course_utils.inspect.tracing import run_with_trace  # noqa: E402
+from course_utils.measures.qkv import places_table, qkv_of_sentence, word_qkv
+from course_utils.measures.weight_maps import head_banks, query_bank
+from course_utils.training.zoo import load_standard_model  # noqa: E402
+from course_utils.views.qkv import plot_word_qkv
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +52,7 @@ def test_qkv_layers_solution_and_the_course_models_layers(model):
     assert check_qkv_layers(_solution_layers)
     attn = model.encoder[0].self_attn
     assert check_qkv_layers(lambda d: (attn.w_q, attn.w_k, attn.w_v) if d == 64 else _solution_layers(d))
-    from course_utils.attention import MultiHeadAttention
+    from course_utils.core.attention import MultiHeadAttention
 
     assert check_qkv_layers(lambda d: (lambda m: (m.w_q, m.w_k, m.w_v))(MultiHeadAttention(d, 2)))  # the course's own
 
@@ -137,7 +130,7 @@ def test_transposed_weight_fails_on_a_non_square_layer_too(capsys):
 
 
 def test_same_q_prediction(model, capsys):
-    from course_utils.projections import layer_input
+    from course_utils.measures.qkv import layer_input
 
     a, b = (layer_input(model, s)[0][3] for s in ("we want to eat apple", "we want to eat bread"))
     truth = torch.equal(model.encoder[0].self_attn.w_q(a), model.encoder[0].self_attn.w_q(b))
@@ -199,7 +192,7 @@ def test_unanswered_messages_do_not_give_the_answer_away(capsys):
 
 def test_the_notebooks_worked_solutions_pass(model, capsys):
     """Exec each Solution block of notebook 02 with the names the notebook defines before it."""
-    from course_utils.projections import one_hot
+    from course_utils.core.toys import one_hot
 
     X = torch.tensor([[0.1, 0.0, 0.0, 0.9], [0.6, 0.0, 0.9, 0.0], [0.9, 0.1, 0.0, 0.0]])
     ns = {
@@ -253,7 +246,7 @@ def test_qkv_of_sentence_matches_trace_in_both_layers(model):
 
 
 def test_word_qkv_whole_layer_positions_and_errors(model):
-    from course_utils.errors import CourseInputError
+    from course_utils.core.errors import CourseInputError
 
     M, note = word_qkv(model, "we want to eat apple", "eat")
     qkv, _ = qkv_of_sentence(model, "we want to eat apple")
@@ -279,7 +272,7 @@ def test_widget_shows_a_message_for_an_unknown_word(model):
 
     import ipywidgets as widgets
 
-    from course_utils.widgets import render
+    from course_utils.views.widgets import render
 
     out = widgets.Output()
     msg = render(partial(plot_word_qkv, model), {"sentence": "we want to eat apple", "word": "xyz", "layer": 0}, out)

@@ -207,10 +207,10 @@ def test_init_guess_accepts_the_measured_answer_and_rejects_the_other_and_the_pl
 
 def test_init_guess_on_the_notebooks_three_epoch_training():
     """The notebook's cell: both inits trained 3 epochs; torch_default picks harder in layer 0."""
-    from course_utils.data import load_pairs
-    from course_utils.heads import mean_row_max, trace_pairs
-    from course_utils.model import ModelConfig
-    from course_utils.training import TrainConfig, train
+    from course_utils.core.data import load_pairs
+    from course_utils.core.model import ModelConfig
+    from course_utils.measures.attention_stats import mean_row_max, trace_pairs
+    from course_utils.training.train import TrainConfig, train
 
     pairs = load_pairs("train")
     measured = {
@@ -243,8 +243,8 @@ def test_every_worked_solution_in_the_notebook_is_accepted(capsys):
 def test_the_predictions_on_the_notebooks_toy_sentence():
     """What the two predict prompts reveal, computed as the notebook does: × 10 sharpens eat's row; under the causal
     mask eat's largest weight is on itself."""
-    from course_utils.attention import scaled_dot_product_attention
-    from course_utils.stepwise import toy_embeddings
+    from course_utils.core.attention import scaled_dot_product_attention
+    from course_utils.core.toys import toy_embeddings
 
     X = toy_embeddings(nb03.TOY_WORDS)
     W_Q = torch.tensor([[0.0, 2.0], [0.0, 0.0]])

@@ -10,7 +10,7 @@ import pytest
 import torch
 from notebook_cells import solution_code  # tests/ is on sys.path under pytest
 
-from course_utils.attention import MultiHeadAttention
+from course_utils.core.attention import MultiHeadAttention
 from course_utils.exercises import NOT_ANSWERED, nb04
 
 

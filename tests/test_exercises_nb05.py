@@ -10,13 +10,13 @@ from notebook_cells import solution_code  # tests/ is on sys.path under pytest
 from torch import nn
 from torch.nn import functional as F
 
-from course_utils import training
-from course_utils.data import build_vocabs, load_pairs
+from course_utils.core.data import build_vocabs, load_pairs
+from course_utils.core.model import ModelConfig, build_model, parameter_counts
 from course_utils.exercises import NOT_ANSWERED, nb05
-from course_utils.heads import decoder_row_labels
-from course_utils.model import ModelConfig, build_model, parameter_counts
-from course_utils.tracing import run_with_trace
-from course_utils.training import TrainConfig, load_standard_model, make_batches, single_thread
+from course_utils.inspect.tracing import run_with_trace
+from course_utils.training.train import TrainConfig, make_batches, single_thread, train
+from course_utils.training.zoo import load_standard_model
+from course_utils.views.heatmaps import decoder_row_labels
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "05_training_the_translator.ipynb"
 
@@ -49,7 +49,7 @@ def test_layer_parameters(capsys):
     assert out.startswith(NOT_ANSWERED) and "16" not in out and "33472" not in out
 
     def count(**mistake):
-        return lambda d_model, d_ff, decoder=False: nb05._layer_count(d_model, d_ff, decoder, **mistake)
+        return lambda d_model, d_ff, decoder=False: nb05.layer_count(d_model, d_ff, decoder, **mistake)
 
     assert nb05.check_layer_parameters(count())  # the checker's own count
     assert "bias of n_out" in hint_for(count(bias=False))
@@ -178,7 +178,7 @@ def test_training_step():
         return loss
 
     def mistake(**kwargs):
-        return lambda model, opt, src, labels: nb05._step(model, opt, src, labels, **kwargs)
+        return lambda model, opt, src, labels: nb05.reference_step(model, opt, src, labels, **kwargs)
 
     assert nb05.check_training_step(solution)
     assert nb05.check_training_step(functional)
@@ -232,7 +232,7 @@ def test_training_step_hints(capsys):
         return capsys.readouterr().out
 
     def mistake(**kwargs):
-        return lambda model, opt, src, labels: nb05._step(model, opt, src, labels, **kwargs)
+        return lambda model, opt, src, labels: nb05.reference_step(model, opt, src, labels, **kwargs)
 
     assert "copy" in hint_for(mistake(copy=True))
     assert "<bos>" in hint_for(mistake(bos=False))
@@ -290,7 +290,7 @@ def test_training_step_reference_is_the_course_step():
         model = build_model(ModelConfig(), src_vocab, tgt_vocab, seed=0)
         opt = torch.optim.Adam(model.parameters(), lr=TrainConfig().lr)
         for src, tgt in make_batches(model, pairs, TrainConfig().batch_size, torch.Generator().manual_seed(0)):
-            nb05._step(model, opt, src, tgt[:, 1:])
-    ref = training.train(ModelConfig(), TrainConfig(epochs=1, snapshot_epochs=()), probes={}, log=None).model
+            nb05.reference_step(model, opt, src, tgt[:, 1:])
+    ref = train(ModelConfig(), TrainConfig(epochs=1, snapshot_epochs=()), probes={}, log=None).model
     mine, theirs = model.state_dict(), ref.state_dict()
     assert mine.keys() == theirs.keys() and all(torch.equal(mine[k], theirs[k]) for k in theirs)

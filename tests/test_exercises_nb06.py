@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 from notebook_cells import solution_code  # tests/ is on sys.path under pytest
 
-from course_utils.clustering import PAIR, cosine_distance, relative_distance, word_vector
 from course_utils.exercises import NOT_ANSWERED, nb06
-from course_utils.training import load_standard_model
+from course_utils.measures.clustering import PAIR, word_vector
+from course_utils.measures.similarity import cosine_distance, relative_distance
+from course_utils.training.zoo import load_standard_model
 
 NOT_YET = NOT_ANSWERED  # the ✍ line of an unanswered exercise
 
@@ -142,7 +143,7 @@ def test_head_shift_answer_and_the_solution_note():
 
 def test_the_notebooks_worked_solutions_pass_their_checkers(snaps, capsys):
     from course_utils.exercises.nb06 import check_head_shift, check_most_changed_word, check_pairwise_spread
-    from course_utils.training import load_seeds
+    from course_utils.training.zoo import load_seeds
 
     seeds = load_seeds("learned")
     a, b = PAIR

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from notebook_cells import solution_code  # tests/ is on sys.path under pytest
 
-from course_utils import probing
+from course_utils.core.model import translate
 from course_utils.exercises import NOT_ANSWERED, nb07
-from course_utils.model import translate
-from course_utils.training import SEEDS, load_standard_model
+from course_utils.measures.probing import distinct_translations
+from course_utils.training.zoo import SEEDS, load_standard_model
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "07_word_order_and_position.ipynb"
 
@@ -82,7 +82,7 @@ def test_distinct_accepts_the_worked_solution_and_rejects_wrong_counts(capsys):
     assert space["ok"]
     out = capsys.readouterr().out
     assert "✅" in out and "one_each = False was right" in out  # seed 3 gives two translations
-    assert worked == {s: len(probing.distinct_translations(runs[s].model, nb07.FIVE_WORDS)) for s in SEEDS}
+    assert worked == {s: len(distinct_translations(runs[s].model, nb07.FIVE_WORDS)) for s in SEEDS}
     assert 1 in worked.values() and max(worked.values()) > 1  # some seeds ignore order here, some do not
     assert nb07.check_distinct(worked, True) and "one_each = True was not right" in capsys.readouterr().out
     assert nb07.check_distinct(worked, "no") and "True or False" in capsys.readouterr().out

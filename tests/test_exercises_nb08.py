@@ -2,10 +2,11 @@
 
 import numpy as np
 import pytest
-from notebook_cells import solution_blocks  # tests/ is on sys.path under pytest
+from notebook_cells import course_imports, solution_blocks  # tests/ is on sys.path under pytest
 
-from course_utils import probing
 from course_utils.exercises import NOT_ANSWERED, nb06, nb08, nb09, python_loops
+from course_utils.measures.probing import five_sentence_traces, five_sentences, shared_positions, word_spread
+from course_utils.measures.similarity import mean_pairwise_cosine_distance
 
 NOT_YET = NOT_ANSWERED  # the ✍ line of an unanswered exercise
 
@@ -49,13 +50,13 @@ def test_word_spread_rejects_typical_mistakes(capsys):
         return None
 
     def my_word_spread_of(V):  # stands in for the notebook's loop version (defined in its measure cell)
-        return probing.mean_pairwise_cosine_distance(V)
+        return mean_pairwise_cosine_distance(V)
 
     def delegates(V):  # right numbers, but the loop version does the work
         return my_word_spread_of(V)
 
     def library(V):
-        return probing.mean_pairwise_cosine_distance(V)
+        return mean_pairwise_cosine_distance(V)
 
     def broken(V):
         raise RuntimeError("oops")
@@ -79,14 +80,14 @@ def test_word_spread_rejects_typical_mistakes(capsys):
 
 @pytest.fixture(scope="module")
 def seed_traces():
-    from course_utils.training import load_seeds
+    from course_utils.training.zoo import load_seeds
 
-    return {s: probing.five_sentence_traces(r.model) for s, r in load_seeds("learned").items()}
+    return {s: five_sentence_traces(r.model) for s, r in load_seeds("learned").items()}
 
 
 def most_moved(traces, key):  # the worked solution in the notebook
     spreads = {}
-    for p, word in probing.shared_positions(traces, key):
+    for p, word in shared_positions(traces, key):
         V = np.stack([t.vectors(key)[p].numpy() for t in traces])
         spreads[word] = my_word_spread(V)
     return max(spreads, key=spreads.get)
@@ -96,7 +97,7 @@ def test_most_moved_accepts_the_worked_solution_and_compares_the_prediction(seed
     # the solution note's numbers: the encoder's mover depends on the seed, cross-attention's is kann on every seed
     assert nb08.most_moved_words(seed_traces, "encoder.0.self.x1") == {0: "can", 1: "eat", 2: "eat", 3: "i", 4: "eat"}
     assert set(nb08.most_moved_words(seed_traces, "decoder.0.cross.x1").values()) == {"kann"}
-    assert max(probing.word_spread(seed_traces[3], "encoder.0.self.x1").values()) < 0.01  # seed 3: hardly moves
+    assert max(word_spread(seed_traces[3], "encoder.0.self.x1").values()) < 0.01  # seed 3: hardly moves
     assert nb08.check_most_moved(most_moved, seed_traces, 1, 5)
     out = capsys.readouterr().out
     assert "seed-dependent (holds on 1/5 seeds: 0)" in out and "holds (5/5 seeds)" in out and "(right)" in out
@@ -109,25 +110,25 @@ def test_most_moved_rejects_typical_mistakes(seed_traces, capsys):
     def least(traces, key):  # min instead of max
         spreads = {
             w: my_word_spread(np.stack([t.vectors(key)[p].numpy() for t in traces]))
-            for p, w in probing.shared_positions(traces, key)
+            for p, w in shared_positions(traces, key)
         }
         return min(spreads, key=spreads.get)
 
     def similarity(traces, key):  # largest mean cosine: the word that moves least
         spreads = {
             w: 1 - my_word_spread(np.stack([t.vectors(key)[p].numpy() for t in traces]))
-            for p, w in probing.shared_positions(traces, key)
+            for p, w in shared_positions(traces, key)
         }
         return max(spreads, key=spreads.get)
 
     def the_spread(traces, key):  # the number instead of the word
         return max(
             my_word_spread(np.stack([t.vectors(key)[p].numpy() for t in traces]))
-            for p, _ in probing.shared_positions(traces, key)
+            for p, _ in shared_positions(traces, key)
         )
 
     def ready_made(traces, key):
-        spreads = probing.word_spread(traces, key)
+        spreads = word_spread(traces, key)
         return max(spreads, key=spreads.get)
 
     def always_seed_0(traces, key):  # seed 0's answer hard-coded
@@ -136,7 +137,7 @@ def test_most_moved_rejects_typical_mistakes(seed_traces, capsys):
     def runner_up(traces, key):  # a shared word, but neither the one that moves most nor the one that moves least
         spreads = {
             w: my_word_spread(np.stack([t.vectors(key)[p].numpy() for t in traces]))
-            for p, w in probing.shared_positions(traces, key)
+            for p, w in shared_positions(traces, key)
         }
         return sorted(spreads, key=spreads.get)[-2]
 
@@ -174,8 +175,8 @@ def test_python_loops_reads_the_source():
 
 
 def test_kept_object_accepts_the_worked_solution_and_compares_the_prediction(capsys):
-    from course_utils.model import translate
-    from course_utils.training import load_seeds
+    from course_utils.core.model import translate
+    from course_utils.training.zoo import load_seeds
 
     runs = load_seeds("learned")
     kept = {}  # the worked solution
@@ -202,18 +203,18 @@ def test_kept_object_accepts_the_worked_solution_and_compares_the_prediction(cap
 
 
 def test_the_notebooks_worked_solutions_pass_their_checkers(capsys):
-    from course_utils.model import translate
-    from course_utils.training import load_seeds
+    from course_utils.core.model import translate
+    from course_utils.training.zoo import load_seeds
 
     blocks = solution_blocks("08_probe_sentences.ipynb")
     namespace = {
         "np": np,
         "runs": load_seeds("learned"),
         "translate": translate,
-        "traces": probing.five_sentences(),
-        "probing": probing,
-        "seed_traces": {s: probing.five_sentence_traces(r.model) for s, r in load_seeds("learned").items()},
-        "my_word_spread_of": probing.mean_pairwise_cosine_distance,  # the notebook's loop version computes this
+        "traces": five_sentences(),
+        **course_imports("08_probe_sentences.ipynb"),
+        "seed_traces": {s: five_sentence_traces(r.model) for s, r in load_seeds("learned").items()},
+        "my_word_spread_of": mean_pairwise_cosine_distance,  # the notebook's loop version computes this
         "predicted_can": None,
         "predicted_kann": None,
         "sentence": nb08.MISLEADING_AGAIN,

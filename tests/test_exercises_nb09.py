@@ -6,12 +6,15 @@ from pathlib import Path
 
 import pytest
 import torch
-from notebook_cells import solution_code  # tests/ is on sys.path under pytest
+from notebook_cells import course_imports, solution_code  # tests/ is on sys.path under pytest
 
-from course_utils import heads, interventions, tracing
 from course_utils.exercises import NOT_ANSWERED
 from course_utils.exercises import nb09 as ex
-from course_utils.tracing import ablate_head
+from course_utils.inspect.interventions import ablate_head, uniform_attention
+from course_utils.inspect.tracing import patch, run_with_trace
+from course_utils.measures.attention_stats import head_statistics
+from course_utils.measures.interventions import accuracy, score_interventions
+from course_utils.measures.weight_maps import ov_map
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "09_heads_and_the_query_analogy.ipynb"
 
@@ -36,7 +39,7 @@ def _solution_namespace(batch):
     ns = {
         "batch": batch,
         "torch": torch,
-        "tracing": tracing,
+        **course_imports(NOTEBOOK),
         "itself_mass": itself_mass,
         "previous_mass": previous_mass,
         "aligned_mass_of": aligned_mass_of,
@@ -53,7 +56,7 @@ def test_head_detector_worked_solution(shipped_batch, capsys):
 
 
 def _right(batch, place, layer, head):
-    return ex._variant(batch, place, layer, head)
+    return ex.detector_variant(batch, place, layer, head)
 
 
 def test_head_detector_reference_matches_head_statistics(shipped_batch, capsys):
@@ -67,7 +70,7 @@ def test_head_detector_reference_matches_head_statistics(shipped_batch, capsys):
 )
 def test_head_detector_rejects_typical_mistakes(shipped_batch, mistake, hint, capsys):
     def wrong(batch, place, layer, head):
-        return ex._variant(batch, place, layer, head, mistake=mistake)
+        return ex.detector_variant(batch, place, layer, head, mistake=mistake)
 
     assert not ex.check_head_detector(wrong, shipped_batch)
     assert hint in capsys.readouterr().out
@@ -120,12 +123,12 @@ def test_ov_map_is_what_the_head_writes(shipped_model):
             forced[:, h, :, 0] = 1.0
             return forced
 
-        with tracing.patch(shipped_model, {"encoder.0.self.weights": one_key}):
-            trace = tracing.run_with_trace(shipped_model, "we want to eat apple")
+        with patch(shipped_model, {"encoder.0.self.weights": one_key}):
+            trace = run_with_trace(shipped_model, "we want to eat apple")
         x0 = trace["encoder.0.self.v_input"][0]  # (d,): the first word's input
         sl = slice(32 * h, 32 * (h + 1))
         bias = attn.w_v.bias[sl] @ attn.w_o.weight[:, sl].T + attn.w_o.bias
-        want = x0 @ heads.ov_map(shipped_model, "encoder.0.self", h) + bias.detach()
+        want = x0 @ ov_map(shipped_model, "encoder.0.self", h) + bias.detach()
         assert torch.allclose(trace["encoder.0.self.out"], want.expand_as(trace["encoder.0.self.out"]), atol=1e-4)
 
 
@@ -167,8 +170,8 @@ def test_ov_map_rejects(shipped_model, wrong, hint, capsys):
 
 @pytest.fixture(scope="module")
 def uniform_table(shipped_model, all_pairs):
-    return interventions.score_interventions(
-        shipped_model, all_pairs, {"uniform: encoder self": {"encoder.*.self.weights": tracing.uniform_attention}}
+    return score_interventions(
+        shipped_model, all_pairs, {"uniform: encoder self": {"encoder.*.self.weights": uniform_attention}}
     )
 
 
@@ -232,11 +235,8 @@ def test_checkers_leave_no_hooks(shipped_model, all_pairs):
 def test_solution_note_of_exercise_3(shipped_model, all_pairs):
     """The worked solution says: without cross-attention layer 0, 224 of the 240 training sentences (93.3 %)
     come out right, fewer than without either of its heads alone (0.996 and 0.979)."""
-    both = interventions.accuracy(shipped_model, all_pairs, ex.reference_patches(0))["train"]
-    one = [
-        interventions.accuracy(shipped_model, all_pairs, {"decoder.0.cross.x1": ablate_head(h)})["train"]
-        for h in range(2)
-    ]
+    both = accuracy(shipped_model, all_pairs, ex.reference_patches(0))["train"]
+    one = [accuracy(shipped_model, all_pairs, {"decoder.0.cross.x1": ablate_head(h)})["train"] for h in range(2)]
     assert both == 224 / 240
     assert one == [239 / 240, 235 / 240]  # shown as 0.996 and 0.979 in the notebook's table
     assert both < min(one)
@@ -246,12 +246,12 @@ def test_solution_note_of_exercise_3(shipped_model, all_pairs):
 
 
 def _delegates_detector(batch, place, layer, head):
-    stats = heads.head_statistics(batch)
+    stats = head_statistics(batch)
     return {m: float(stats.loc[(place, layer, head), m]) for m in ex.DETECTED[place]}
 
 
 def _delegates_ov(attn, head):
-    return heads.ov_map(MODEL_OF_ATTN[0], "encoder.0.self", head)
+    return ov_map(MODEL_OF_ATTN[0], "encoder.0.self", head)
 
 
 MODEL_OF_ATTN: list = []
@@ -265,4 +265,4 @@ def test_head_detector_rejects_head_statistics(shipped_batch, capsys):
 def test_ov_map_rejects_the_library_copy(shipped_model, capsys):
     MODEL_OF_ATTN[:] = [shipped_model]
     assert not ex.check_ov_map(_delegates_ov, shipped_model)
-    assert "heads.ov_map" in capsys.readouterr().out
+    assert "weight_maps.ov_map" in capsys.readouterr().out

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 import torch
-from notebook_cells import solution_code  # tests/ is on sys.path under pytest
+from notebook_cells import course_imports, solution_code  # tests/ is on sys.path under pytest
 
-from course_utils import pretrained
+from course_utils.core.places import trace_key
+from course_utils.core.pretrained import load_minilm
 from course_utils.exercises import NOT_ANSWERED
 from course_utils.exercises import nb10 as ex
-from course_utils.tracing import trace_key
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "10_a_real_pretrained_transformer.ipynb"
 
@@ -19,7 +19,7 @@ NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "10_a_real_pretra
 @pytest.fixture(scope="module")
 def model():
     torch.set_num_threads(1)
-    return pretrained.load_minilm()
+    return load_minilm()
 
 
 def right(w):
@@ -87,7 +87,7 @@ def test_previous_token_head_answer(model, capsys):
 
 
 def test_worked_solution_of_exercise_2(model, capsys):
-    ns = {"torch": torch, "pretrained": pretrained, "model": model, "ex": ex, "trace_key": trace_key}
+    ns = {"torch": torch, **course_imports(NOTEBOOK), "model": model, "ex": ex, "trace_key": trace_key}
     exec(solution_code(NOTEBOOK, "previous_token_mass"), ns)
     assert ns["my_previous_token_head"] == (0, 2)
     assert "✅" in capsys.readouterr().out

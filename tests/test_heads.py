@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
+import ipywidgets
 import matplotlib
 import numpy as np
 import pytest
@@ -14,41 +15,66 @@ import torch
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from course_utils import heads, interventions, projections, roles, tracing, widgets  # noqa: E402
-from course_utils.data import load_pairs  # noqa: E402
-from course_utils.errors import UnknownWordError  # noqa: E402
-from course_utils.plotting import plot_attention  # noqa: E402
-from course_utils.training import exact_match  # noqa: E402
+from course_utils.core.data import load_pairs  # noqa: E402
+from course_utils.core.errors import UnknownWordError  # noqa: E402
+from course_utils.core.places import PLACES  # noqa: E402
+from course_utils.inspect.interventions import ablate_head, uniform_attention  # noqa: E402
+from course_utils.inspect.tracing import patch, run_with_trace  # noqa: E402
+from course_utils.measures.attention_stats import (  # noqa: E402
+    BatchTrace,
+    head_difference,
+    head_differences,
+    head_statistics,
+    mean_row_max,
+    role_attention,
+    trace_pairs,
+)
+from course_utils.measures.interventions import accuracy, score_interventions  # noqa: E402
+from course_utils.measures.qkv import query_inputs  # noqa: E402
+from course_utils.measures.roles import aligned_mass, english_roles, german_roles  # noqa: E402
+from course_utils.measures.weight_maps import (  # noqa: E402
+    attention_module,
+    english_words,
+    ov_map,
+    qk_map,
+    query_bank,
+    vocab_scores,
+    word_parts,
+)
+from course_utils.training.train import exact_match  # noqa: E402
+from course_utils.views.heads import plot_vocab_scores  # noqa: E402
+from course_utils.views.heatmaps import plot_attention  # noqa: E402
+from course_utils.views.widgets import render  # noqa: E402
 
 # ---------------------------------------------------------------- roles and alignment
 
 
 def test_roles_examples():
-    assert roles.english_roles("we want to eat apple") == ["subject", "modal", "modal", "verb", "object"]
-    assert roles.english_roles("he eats bread") == ["subject", "verb", "object"]
-    assert roles.german_roles("wir wollen einen apfel essen", "want") == [
+    assert english_roles("we want to eat apple") == ["subject", "modal", "modal", "verb", "object"]
+    assert english_roles("he eats bread") == ["subject", "verb", "object"]
+    assert german_roles("wir wollen einen apfel essen", "want") == [
         "subject",
         "modal",
         "object",
         "object",
         "verb",
     ]
-    assert roles.german_roles("er isst brot", "plain") == ["subject", "verb", "object"]
+    assert german_roles("er isst brot", "plain") == ["subject", "verb", "object"]
     with pytest.raises(ValueError):
-        roles.english_roles("eat apple")
+        english_roles("eat apple")
 
 
 def test_every_pair_aligns(all_pairs):
     """Every German role has an English counterpart, and every English role a German one."""
     for p in all_pairs:
-        en, de = roles.english_roles(p.english), roles.german_roles(p.german, p.pattern)
+        en, de = english_roles(p.english), german_roles(p.german, p.pattern)
         assert len(en) == len(p.english.split()) and len(de) == len(p.german.split())
         assert set(de) == set(en), p
 
 
 def test_aligned_mass_matches_role_sums(shipped_model):
-    trace = tracing.run_with_trace(shipped_model, "i would like to read book", target="ich möchte ein buch lesen")
-    got = roles.aligned_mass(trace, 1, 0)
+    trace = run_with_trace(shipped_model, "i would like to read book", target="ich möchte ein buch lesen")
+    got = aligned_mass(trace, 1, 0)
     w = trace["decoder.1.cross.weights"][0]
     assert [word for word, _ in got] == ["ich", "möchte", "ein", "buch", "lesen"]
     assert got[1][1] == pytest.approx(float(w[1, 1:4].sum()))  # möchte <- would like to
@@ -61,7 +87,7 @@ def test_aligned_mass_matches_role_sums(shipped_model):
 def test_batch_equals_one_by_one(shipped_model, all_pairs, shipped_batch):
     for i in (0, 70, 100, 200, 263):
         p = all_pairs[i]
-        trace = tracing.run_with_trace(shipped_model, p.english, target=p.german, names="*.weights")
+        trace = run_with_trace(shipped_model, p.english, target=p.german, names="*.weights")
         for key, w in trace.tensors.items():
             H, Tq, Tk = w.shape
             padded = shipped_batch.weights[key][i]
@@ -75,9 +101,9 @@ def test_batch_equals_one_by_one(shipped_model, all_pairs, shipped_batch):
 
 
 def test_statistics_shape_and_ranges(shipped_batch):
-    stats = heads.head_statistics(shipped_batch)
+    stats = head_statistics(shipped_batch)
     assert len(stats) == 3 * 2 * 2
-    assert list(stats.index.get_level_values("place").unique()) == list(tracing.PLACES)
+    assert list(stats.index.get_level_values("place").unique()) == list(PLACES)
     mass = stats.drop(columns=["entropy", "uniform entropy"])
     assert ((mass.fillna(0) >= 0) & (mass.fillna(0) <= 1 + 1e-9)).all().all()
     assert (stats["entropy"] <= stats["uniform entropy"] + 1e-9).all()
@@ -86,37 +112,37 @@ def test_statistics_shape_and_ranges(shipped_batch):
 
 def test_statistics_of_uniform_attention(shipped_model, all_pairs):
     """With every attention forced uniform, entropy = uniform entropy and 'itself' = mean 1/n."""
-    with tracing.patch(shipped_model, {"*.weights": tracing.uniform_attention}):
-        b = heads.trace_pairs(shipped_model, all_pairs)
-    stats = heads.head_statistics(b)
+    with patch(shipped_model, {"*.weights": uniform_attention}):
+        b = trace_pairs(shipped_model, all_pairs)
+    stats = head_statistics(b)
     assert np.allclose(stats["entropy"], stats["uniform entropy"], atol=1e-5)
     n = np.array([len(p.english.split()) for p in all_pairs])
     assert np.allclose(stats.loc["encoder self", "itself"], (n * (1 / n)).sum() / n.sum(), atol=1e-6)
-    assert np.allclose(heads.head_differences(b)["head 0 vs head 1"], 0.0, atol=1e-6)
+    assert np.allclose(head_differences(b)["head 0 vs head 1"], 0.0, atol=1e-6)
 
 
 def test_row_max_column_is_mean_row_max(shipped_batch):
     """head_statistics' 'row max', averaged over a place's heads, is mean_row_max(min_keys=2) (no <bos> row)."""
-    stats = heads.head_statistics(shipped_batch)
+    stats = head_statistics(shipped_batch)
     assert ((stats["row max"] > 0) & (stats["row max"] <= 1 + 1e-9)).all()
-    for place in tracing.PLACES:
+    for place in PLACES:
         for layer in range(2):
-            want = heads.mean_row_max(shipped_batch, place, layer, min_keys=2)
+            want = mean_row_max(shipped_batch, place, layer, min_keys=2)
             assert stats.loc[(place, layer), "row max"].mean() == pytest.approx(want, abs=1e-9)
 
 
 def test_row_max_of_uniform_attention(shipped_model, all_pairs):
-    with tracing.patch(shipped_model, {"*.weights": tracing.uniform_attention}):
-        b = heads.trace_pairs(shipped_model, all_pairs)
+    with patch(shipped_model, {"*.weights": uniform_attention}):
+        b = trace_pairs(shipped_model, all_pairs)
     n = np.array([len(p.english.split()) for p in all_pairs], dtype=float)
-    assert heads.mean_row_max(b, "encoder self", 0) == pytest.approx((n * (1 / n)).sum() / n.sum(), abs=1e-6)
+    assert mean_row_max(b, "encoder self", 0) == pytest.approx((n * (1 / n)).sum() / n.sum(), abs=1e-6)
 
 
 def test_role_attention_rows_sum_to_one(shipped_batch):
-    for place in tracing.PLACES:
-        table = heads.role_attention(shipped_batch, place, 1, 0)
+    for place in PLACES:
+        table = role_attention(shipped_batch, place, 1, 0)
         assert np.allclose(table.sum(axis=1), 1.0, atol=1e-5), place
-    assert list(heads.role_attention(shipped_batch, "cross", 0, 1).index) == [
+    assert list(role_attention(shipped_batch, "cross", 0, 1).index) == [
         "subject",
         "modal",
         "verb",
@@ -124,9 +150,9 @@ def test_role_attention_rows_sum_to_one(shipped_batch):
         "end",
     ]
     with pytest.raises(IndexError):
-        heads.role_attention(shipped_batch, "cross", 0, 2)
+        role_attention(shipped_batch, "cross", 0, 2)
     with pytest.raises(ValueError):
-        heads.role_attention(shipped_batch, "self", 0, 0)
+        role_attention(shipped_batch, "self", 0, 0)
 
 
 def _head_difference_by_hand(batch, place, layer):
@@ -151,7 +177,7 @@ def _head_difference_by_hand(batch, place, layer):
 def _toy_batch(encoder, decoder, cross, src_len=(3, 2), tgt_len=(2, 3)):
     """A hand-made BatchTrace (layer 0 only) with the given (B, H, Tq, Tk) weights per place."""
     as_t = lambda a: torch.tensor(np.asarray(a), dtype=torch.float32)  # noqa: E731
-    return heads.BatchTrace(
+    return BatchTrace(
         pairs=[None] * len(src_len),
         weights={
             "encoder.0.self.weights": as_t(encoder),
@@ -174,10 +200,10 @@ def _one_hot_rows(n_heads, key_of_head, B=2, T=3):
 
 
 def test_head_difference_matches_a_computation_by_hand_on_the_shipped_batch(shipped_batch):
-    for place in tracing.PLACES:
+    for place in PLACES:
         for layer in range(2):
             want = _head_difference_by_hand(shipped_batch, place, layer)
-            assert heads.head_difference(shipped_batch, place, layer) == pytest.approx(want, abs=1e-9), (place, layer)
+            assert head_difference(shipped_batch, place, layer) == pytest.approx(want, abs=1e-9), (place, layer)
             assert 0.0 < want < 1.0  # the trained heads differ, but never completely
 
 
@@ -185,10 +211,10 @@ def test_head_difference_is_symmetric_in_the_heads(shipped_batch):
     """Swapping the two heads in the weight tensors leaves every distance unchanged."""
     swapped = dataclasses.replace(shipped_batch, weights={k: w.flip(1) for k, w in shipped_batch.weights.items()})
     assert not torch.equal(swapped.weights["decoder.0.cross.weights"], shipped_batch.weights["decoder.0.cross.weights"])
-    for place in tracing.PLACES:
+    for place in PLACES:
         for layer in range(2):
-            assert heads.head_difference(swapped, place, layer) == pytest.approx(
-                heads.head_difference(shipped_batch, place, layer), abs=1e-12
+            assert head_difference(swapped, place, layer) == pytest.approx(
+                head_difference(shipped_batch, place, layer), abs=1e-12
             )
 
 
@@ -201,25 +227,25 @@ def test_head_difference_known_values_on_a_toy_batch():
     decoder[0, 1, 2] = [0.0, 1.0, 0.0]  # pair 0 has 2 decoder positions
     toy = _toy_batch(encoder, decoder, decoder)
     assert not np.allclose(encoder[:, 0], encoder[:, 1]) and not np.allclose(decoder[:, 0], decoder[:, 1])
-    for place in tracing.PLACES:
-        assert heads.head_difference(toy, place, 0) == pytest.approx(0.0, abs=1e-7), place
+    for place in PLACES:
+        assert head_difference(toy, place, 0) == pytest.approx(0.0, abs=1e-7), place
 
     disjoint = _one_hot_rows(2, [0, 1])  # head 0 always on key 0, head 1 always on key 1
     decoder = disjoint.copy()
     decoder[:, :, 0] = [1.0, 0.0, 0.0]  # <bos> query: the same in both heads, and left out anyway
     toy = _toy_batch(disjoint, decoder, disjoint)
-    for place in tracing.PLACES:
-        assert heads.head_difference(toy, place, 0) == pytest.approx(1.0, abs=1e-7), place
+    for place in PLACES:
+        assert head_difference(toy, place, 0) == pytest.approx(1.0, abs=1e-7), place
 
     half = _one_hot_rows(2, [0, 0])
     half[:, 1, :, :2] = 0.5  # head 1: half on key 0, half on key 1 -> TV = 0.5 in every row
-    assert heads.head_difference(_toy_batch(half, half, half), "cross", 0) == pytest.approx(0.5, abs=1e-7)
+    assert head_difference(_toy_batch(half, half, half), "cross", 0) == pytest.approx(0.5, abs=1e-7)
 
     three = _one_hot_rows(3, [0, 0, 2])  # pairs (0,1): 0, (0,2): 1, (1,2): 1 -> mean 2/3
-    assert heads.head_difference(_toy_batch(three, three, three), "encoder self", 0) == pytest.approx(2 / 3)
+    assert head_difference(_toy_batch(three, three, three), "encoder self", 0) == pytest.approx(2 / 3)
     for toy in (_toy_batch(half, half, half), _toy_batch(three, three, three)):
-        for place in tracing.PLACES:
-            assert heads.head_difference(toy, place, 0) == pytest.approx(_head_difference_by_hand(toy, place, 0))
+        for place in PLACES:
+            assert head_difference(toy, place, 0) == pytest.approx(_head_difference_by_hand(toy, place, 0))
 
 
 # ---------------------------------------------------------------- interventions
@@ -227,22 +253,22 @@ def test_head_difference_known_values_on_a_toy_batch():
 
 def test_accuracy_equals_exact_match(shipped_model, all_pairs):
     train_pairs, heldout = load_pairs("train"), load_pairs("heldout")
-    assert interventions.accuracy(shipped_model, all_pairs) == {
+    assert accuracy(shipped_model, all_pairs) == {
         "train": exact_match(shipped_model, train_pairs),
         "heldout": exact_match(shipped_model, heldout),
     }
-    patches = {"decoder.0.cross.x1": tracing.ablate_head(0)}
-    with tracing.patch(shipped_model, patches):
+    patches = {"decoder.0.cross.x1": ablate_head(0)}
+    with patch(shipped_model, patches):
         want = {"train": exact_match(shipped_model, train_pairs), "heldout": exact_match(shipped_model, heldout)}
-    assert interventions.accuracy(shipped_model, all_pairs, patches) == want
+    assert accuracy(shipped_model, all_pairs, patches) == want
     assert not any(m._forward_hooks for m in shipped_model.modules())
 
 
 def test_score_interventions_table(shipped_model, all_pairs):
-    table = interventions.score_interventions(
+    table = score_interventions(
         shipped_model,
         all_pairs[::12],
-        {"none": {}, "uniform cross": {"decoder.*.cross.weights": tracing.uniform_attention}},
+        {"none": {}, "uniform cross": {"decoder.*.cross.weights": uniform_attention}},
     )
     assert list(table.index) == ["none", "uniform cross"] and list(table.columns) == ["train", "heldout"]
     assert table.loc["none", "train"] == 1.0 and table.loc["uniform cross", "train"] < 1.0
@@ -253,21 +279,19 @@ def test_score_interventions_table(shipped_model, all_pairs):
 
 @pytest.mark.parametrize("prefix", ["encoder.0.self", "encoder.1.self", "decoder.0.self", "decoder.1.cross"])
 def test_query_bank_reproduces_q(shipped_model, prefix):
-    trace = tracing.run_with_trace(shipped_model, "they can read letter", target="sie können einen brief lesen")
-    tokens, X = projections.query_inputs(
-        shipped_model, "they can read letter", prefix, target="sie können einen brief lesen"
-    )
+    trace = run_with_trace(shipped_model, "they can read letter", target="sie können einen brief lesen")
+    tokens, X = query_inputs(shipped_model, "they can read letter", prefix, target="sie können einen brief lesen")
     assert tokens == trace.query_tokens(f"{prefix}.q")
-    mha = projections._mha(shipped_model, prefix)
+    mha = attention_module(shipped_model, prefix)
     for h in range(mha.n_heads):
-        bank, bias = projections.query_bank(shipped_model, prefix, h)
+        bank, bias = query_bank(shipped_model, prefix, h)
         assert bank.shape == (mha.d_model, mha.d_head)
         assert torch.equal(
             bank, mha.w_q.weight[h * mha.d_head : (h + 1) * mha.d_head].T
         )  # rows of W^Q = columns of weight
         assert torch.allclose(X @ bank + bias, trace[f"{prefix}.q"][h], atol=1e-5)
     with pytest.raises(IndexError):
-        projections.query_bank(shipped_model, prefix, 2)
+        query_bank(shipped_model, prefix, 2)
 
 
 # ---------------------------------------------------------------- the widget's plot function (notebook 09)
@@ -275,7 +299,7 @@ def test_query_bank_reproduces_q(shipped_model, prefix):
 
 def head_view(sentence, place="cross", layer=0, head=0, *, model):
     """Notebook 09's widget view: plotting.plot_attention of a fresh trace of any sentence."""
-    trace = tracing.run_with_trace(model, sentence)
+    trace = run_with_trace(model, sentence)
     return plot_attention(trace, place, layer, head, title=f"{' '.join(trace.src_tokens)!r}")
 
 
@@ -306,7 +330,7 @@ def test_plot_attention_of_a_fresh_trace_draws_and_labels(shipped_model):
 def test_head_view_bad_choices_give_messages(shipped_model, choices, exc, text):
     with pytest.raises(exc, match=text):
         head_view(model=shipped_model, **choices)
-    message = widgets.render(lambda **c: head_view(model=shipped_model, **c), choices, widgets.widgets.Output())
+    message = render(lambda **c: head_view(model=shipped_model, **c), choices, ipywidgets.Output())
     assert message is not None and text in message and "Traceback" not in message
     plt.close("all")
 
@@ -317,7 +341,7 @@ def test_head_view_bad_choices_give_messages(shipped_model, choices, exc, text):
 def test_one_head_model_also_learns_the_corpus(report):
     """Claim F7: notebook 04 loads these shipped 1-head models (same width, trained the same way, five seeds):
     each translates every training pair; held-out exact match is reported per seed."""
-    from course_utils.training import load_seeds
+    from course_utils.training.zoo import load_seeds
 
     held = {}
     for seed, result in load_seeds("one_head").items():
@@ -332,13 +356,13 @@ def test_one_head_model_also_learns_the_corpus(report):
 
 
 def test_qk_map_gives_the_scores_and_survives_a_rotation(shipped_model):
-    trace = tracing.run_with_trace(shipped_model, "we want to eat apple")
+    trace = run_with_trace(shipped_model, "we want to eat apple")
     attn = shipped_model.encoder[0].self_attn
     x = trace["encoder.0.self.q_input"]  # (T, d): what enters W^Q and W^K
     for h in range(2):
         sl = slice(32 * h, 32 * (h + 1))
         q, k = x @ attn.w_q.weight[sl].T + attn.w_q.bias[sl], x @ attn.w_k.weight[sl].T + attn.w_k.bias[sl]
-        qk = heads.qk_map(shipped_model, "encoder.0.self", h)
+        qk = qk_map(shipped_model, "encoder.0.self", h)
         # score = x QK yᵀ + terms with a bias; the bias terms cancel in the double difference over two keys/queries
         full = (q @ k.T).detach()
         bilinear = x @ qk @ x.T
@@ -347,23 +371,23 @@ def test_qk_map_gives_the_scores_and_survives_a_rotation(shipped_model):
         assert torch.allclose(trace["encoder.0.self.scores"][h], full / 32**0.5, atol=1e-4)
         assert int(torch.linalg.matrix_rank(qk)) == 32  # at most dh
     with pytest.raises(IndexError):
-        heads.qk_map(shipped_model, "encoder.0.self", 2)
+        qk_map(shipped_model, "encoder.0.self", 2)
 
 
 def test_vocab_scores_are_the_head_scores_of_word_parts(shipped_model):
-    table = heads.vocab_scores(shipped_model, 1)
-    words = heads.english_words(shipped_model)
+    table = vocab_scores(shipped_model, 1)
+    words = english_words(shipped_model)
     assert list(table.index) == list(table.columns) == words and len(words) == 29
-    E = heads.word_parts(shipped_model, ["eat", "apple"])
+    E = word_parts(shipped_model, ["eat", "apple"])
     attn = shipped_model.encoder[0].self_attn
     q = E[0] @ attn.w_q.weight[32:].T + attn.w_q.bias[32:]
     k = E[1] @ attn.w_k.weight[32:].T + attn.w_k.bias[32:]
     assert table.loc["eat", "apple"] == pytest.approx(float((q @ k).detach()) / 32**0.5, abs=1e-4)
-    fig = heads.plot_vocab_scores([heads.vocab_scores(shipped_model, h) for h in range(2)], ["head 0", "head 1"])
+    fig = plot_vocab_scores([vocab_scores(shipped_model, h) for h in range(2)], ["head 0", "head 1"])
     assert len(fig.axes) == 3 and fig.axes[2].get_ylabel() == "score − its row's mean"  # one shared colour bar
     plt.close("all")
 
 
 def test_ov_map_shape_and_rank(shipped_model):
-    ov = heads.ov_map(shipped_model, "decoder.1.cross", 0)
+    ov = ov_map(shipped_model, "decoder.1.cross", 0)
     assert ov.shape == (64, 64) and int(torch.linalg.matrix_rank(ov)) == 32

@@ -19,7 +19,9 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import _missing
+from conftest import missing_tool
+
+from course_utils.views.clientside.base import NPM_PACKAGES, VEGA_FILES, VEGA_STATIC_DIR, ClientSideView
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 from export_html import NPM, STATIC, URLS, AssetError, export, heading  # noqa: E402  (build tooling lives in tools/)
@@ -88,7 +90,7 @@ def site(tmp_path_factory) -> Path:
     try:
         export(NOTEBOOKS, out)
     except AssetError as e:  # the first export fetches the pinned npm tarballs
-        _missing(str(e))
+        missing_tool(str(e))
     return out
 
 
@@ -234,19 +236,17 @@ def test_index(browser, site):
 
 def test_static_files(site):
     """The pages' script URLs point into _static/, which holds them; and the Vega files the client-side views
-    load (course_utils.clientside.VEGA_FILES) are there, from the npm versions that module names."""
+    load (views.clientside.base.VEGA_FILES) are there, from the npm versions that module names."""
     for url in URLS.values():
         assert url.startswith(f"{STATIC}/") and (site / url.split("?")[0]).is_file(), url
-    clientside = pytest.importorskip("course_utils.clientside")
-    for local, _ in clientside.VEGA_FILES.values():
-        assert (site / clientside.VEGA_STATIC_DIR / local).is_file(), local
-    assert set(clientside.NPM_PACKAGES) <= set(NPM), "the Vega versions the views name are the ones exported"
+    for local, _ in VEGA_FILES.values():
+        assert (site / VEGA_STATIC_DIR / local).is_file(), local
+    assert set(NPM_PACKAGES) <= set(NPM), "the Vega versions the views name are the ones exported"
 
 
 def test_clientside_view_offline(browser, tmp_path):
     """A notebook with math and a client-side view, exported: offline, the math is typeset and changing the
     view's control redraws it (the course notebooks' views are checked by test_page_offline)."""
-    clientside = pytest.importorskip("course_utils.clientside")
     import altair as alt
 
     data = [{"choice": c, "x": x, "y": (x * (c + 1)) % 5} for c in range(3) for x in range(5)]
@@ -258,7 +258,7 @@ def test_clientside_view_offline(browser, tmp_path):
         .transform_filter("datum.choice == choice")
         .add_params(choice)
     )
-    view = clientside.ClientSideView(chart.to_dict(), "A test view: three choices, switched in the browser.")
+    view = ClientSideView(chart.to_dict(), "A test view: three choices, switched in the browser.")
     nb = nbformat.v4.new_notebook()
     nb.cells = [
         nbformat.v4.new_markdown_cell("# 99 Fixture\n\nThe query matrix $W^Q$ and $$\\mathrm{softmax}(QK^T)$$."),
@@ -271,7 +271,7 @@ def test_clientside_view_offline(browser, tmp_path):
     try:
         (page_path,) = export([path], tmp_path / "html")
     except AssetError as e:
-        _missing(str(e))
+        missing_tool(str(e))
     page, aborted = open_offline(browser, page_path)
     try:
         typeset, views = check_page(page, aborted)

@@ -1,30 +1,15 @@
 """Importing course_utils has no side effects: no thread, seed, RNG state or matplotlib setting changes."""
 
+import pkgutil
 import subprocess
 import sys
+from pathlib import Path
 
-MODULES = [
-    "attention",
-    "data",
-    "model",
-    "tracing",
-    "training",
-    "analysis",
-    "plotting",
-    "widgets",
-    "clientside",
-    "vectors",
-    "projections",
-    "stepwise",
-    "clustering",
-    "probing",
-    "heads",
-    "roles",
-    "interventions",
-    "diagrams",
-    "pretrained",  # sets the Hugging Face offline switches in os.environ (deliberate), nothing this probe sees
-    "errors",
-]
+# every module of the package, found by walking it (a new module is probed without being listed here)
+MODULES = sorted(
+    m.name.removeprefix("course_utils.")
+    for m in pkgutil.walk_packages([str(Path(__file__).resolve().parents[1] / "course_utils")], "course_utils.")
+)
 
 PROBE = r"""
 import matplotlib, numpy as np, torch, importlib, json
@@ -38,6 +23,11 @@ for name in MODULES:
 after = state()
 print(json.dumps([k for k in before if before[k] != after[k]]))
 """
+
+
+def test_the_probe_sees_every_layer():
+    assert {m.split(".")[0] for m in MODULES} >= {"core", "inspect", "training", "measures", "views", "exercises"}
+    assert len(MODULES) > 40
 
 
 def test_importing_every_module_changes_no_global_state():

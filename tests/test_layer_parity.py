@@ -10,7 +10,7 @@ import pytest
 import torch
 from torch import nn
 
-from course_utils.model import DecoderLayer, EncoderLayer, ModelConfig, Translator
+from course_utils.core.model import DecoderLayer, EncoderLayer, ModelConfig, Translator
 
 CFG = ModelConfig()  # d_model 64, 2 heads, d_ff 128, dropout 0
 

@@ -12,8 +12,26 @@ import pytest
 import torch
 from notebook_cells import definitions  # noqa: E402  (tests/ is on sys.path under pytest)
 
-from course_utils import analysis, clustering, probing
-from course_utils.training import load_standard_model
+from course_utils.measures.clustering import PAIR, context_distance_table, kind_separation, word_vector
+from course_utils.measures.probing import (
+    aligned,
+    cloud_spread,
+    counterpart_stats,
+    five_sentences,
+    order_gaps,
+    shared_positions,
+    word_order_traces,
+    word_permutation,
+    word_spread,
+)
+from course_utils.measures.projection import collect_vectors
+from course_utils.measures.similarity import (
+    cosine_matrix,
+    mean_pairwise_cosine_distance,
+    pairwise_spread,
+    relative_distance,
+)
+from course_utils.training.zoo import load_standard_model
 
 
 @pytest.fixture(scope="module")
@@ -26,16 +44,16 @@ def snaps():
 
 def test_relative_distance_notebook_matches_library(snaps):
     mine = definitions("06_qkv_clustering_by_epoch.ipynb", "relative distance")["my_relative_distance"]
-    a_s, b_s = clustering.PAIR
+    a_s, b_s = PAIR
     for key in ("encoder.0.self.x1", "encoder.1.self.out", "encoder.1.layer_out"):
         for e1, e2 in ((1, 15), (15, 30)):
             a, b = (
-                clustering.word_vector(snaps[e1][a_s], key, "eat"),
-                clustering.word_vector(snaps[e2][b_s], key, "eat"),
+                word_vector(snaps[e1][a_s], key, "eat"),
+                word_vector(snaps[e2][b_s], key, "eat"),
             )
-            assert abs(mine(a, b) - clustering.relative_distance(a, b)) < 1e-12
+            assert abs(mine(a, b) - relative_distance(a, b)) < 1e-12
     wrong = np.linalg.norm(a - b) / np.linalg.norm(a)  # ‖a − b‖ / ‖a‖ alone: not the course's measure
-    assert abs(wrong - clustering.relative_distance(a, b)) > 1e-6
+    assert abs(wrong - relative_distance(a, b)) > 1e-6
 
 
 def test_context_row_notebook_matches_context_distance_table(snaps):
@@ -44,10 +62,10 @@ def test_context_row_notebook_matches_context_distance_table(snaps):
         "06_qkv_clustering_by_epoch.ipynb",
         "context distance (one row of the table by hand)",
         my_relative_distance=ns06["my_relative_distance"],
-        word_vector=clustering.word_vector,
+        word_vector=word_vector,
     )["my_context_row"]
-    table = clustering.context_distance_table(snaps, word="eat").set_index(["place", "kind", "epoch"])
-    a_s, b_s = clustering.PAIR
+    table = context_distance_table(snaps, word="eat").set_index(["place", "kind", "epoch"])
+    a_s, b_s = PAIR
     for place, kind in (("encoder.0.self", "x1"), ("encoder.0.self", "q"), ("encoder.1.self", "out")):
         for epoch in (1, 30):
             row = mine(snaps[epoch][a_s], snaps[epoch][b_s], f"{place}.{kind}")
@@ -55,7 +73,7 @@ def test_context_row_notebook_matches_context_distance_table(snaps):
             assert abs(row["relative distance"] - lib["relative distance"]) < 1e-9
             assert abs(row["between words"] - lib["between words"]) < 1e-9
     V = snaps[30][a_s].vectors("encoder.0.self.x1").double().numpy()
-    with_self = np.mean([clustering.relative_distance(V[i], V[j]) for i in range(len(V)) for j in range(len(V))])
+    with_self = np.mean([relative_distance(V[i], V[j]) for i in range(len(V)) for j in range(len(V))])
     assert abs(with_self - mine(snaps[30][a_s], snaps[30][a_s], "encoder.0.self.x1")["between words"]) > 0.05
 
 
@@ -63,9 +81,9 @@ def test_silhouette_notebook_matches_kind_separation(snaps):
     mine = definitions("06_qkv_clustering_by_epoch.ipynb", "silhouette")["my_silhouette"]
     probes = list(snaps[30])
     for prefix in ("encoder.0.self", "decoder.1.self"):
-        lv = analysis.collect_vectors(snaps, probes, prefix, kinds=("q", "k", "v"), epochs=[30])
+        lv = collect_vectors(snaps, probes, prefix, kinds=("q", "k", "v"), epochs=[30])
         labels = lv.meta["kind"].to_numpy()
-        lib = clustering.kind_separation(snaps, probes, prefix, 30)["silhouette"]
+        lib = kind_separation(snaps, probes, prefix, 30)["silhouette"]
         assert abs(mine(lv.X, labels) - lib) < 1e-6  # float32 vectors
     D = np.linalg.norm(lv.X[:, None] - lv.X[None], axis=-1)
     wrong = np.mean(  # b over all other points instead of the nearest other group
@@ -78,11 +96,11 @@ def test_pairwise_spread_notebook_matches_library(snaps):
     mine = definitions("06_qkv_clustering_by_epoch.ipynb", "pairwise spread")["my_spread"]
     probes = list(snaps[30])
     for prefix in ("encoder.0.self", "decoder.1.self"):
-        X = analysis.collect_vectors(snaps, probes, prefix, kinds=("x1",), epochs=[30]).X
-        assert abs(mine(X) - clustering.pairwise_spread(X)) < 1e-9
+        X = collect_vectors(snaps, probes, prefix, kinds=("x1",), epochs=[30]).X
+        assert abs(mine(X) - pairwise_spread(X)) < 1e-9
     D = np.linalg.norm(X[:, None] - X[None], axis=-1)
     wrong = D.mean() / np.linalg.norm(X, axis=1).mean()  # counts each row's zero distance to itself
-    assert abs(wrong - clustering.pairwise_spread(X)) > 1e-3
+    assert abs(wrong - pairwise_spread(X)) > 1e-3
 
 
 # ---- 07 ----
@@ -90,23 +108,23 @@ def test_pairwise_spread_notebook_matches_library(snaps):
 
 @pytest.fixture(scope="module")
 def word_order(learned_seeds):
-    return {s: probing.word_order_traces(r.model) for s, r in learned_seeds.items()}
+    return {s: word_order_traces(r.model) for s, r in learned_seeds.items()}
 
 
 def test_reordering_and_order_gaps_notebook_match_library(word_order):
     perm_of = definitions("07_word_order_and_position.ipynb", "P·A reordering and order gaps")["my_permutation"]
     keys = ["encoder.0.self.q", "encoder.0.self.out", "encoder.1.layer_out"]
     for ta, tb in word_order.values():
-        gaps = probing.order_gaps(ta, tb, keys)
+        gaps = order_gaps(ta, tb, keys)
         for key in keys:
             A, B = ta.vectors(key).double().numpy(), tb.vectors(key).double().numpy()
             PA = A[perm_of(ta.tokens(key), tb.tokens(key))]
-            assert np.array_equal(PA, probing.aligned(ta, tb, key)[0])
+            assert np.array_equal(PA, aligned(ta, tb, key)[0])
             assert np.abs(B - PA).max() == gaps.loc[key, "same word max|Δ|"]
             assert np.abs(B - A).max() == gaps.loc[key, "same position max|Δ|"]
     a, b = ["we", "can", "eat", "apple"], ["can", "eat", "apple", "we"]  # a rotation: not its own inverse
-    assert perm_of(a, b) == probing.word_permutation(a, b)
-    assert list(np.argsort(perm_of(a, b))) != probing.word_permutation(a, b)  # the inverse reordering is wrong
+    assert perm_of(a, b) == word_permutation(a, b)
+    assert list(np.argsort(perm_of(a, b))) != word_permutation(a, b)  # the inverse reordering is wrong
 
 
 def test_nearer_own_notebook_matches_counterpart_stats(word_order):
@@ -127,8 +145,8 @@ def test_nearer_own_notebook_matches_counterpart_stats(word_order):
                 A = A[perm_of(ta.tokens(key), tb.tokens(key))]
             elif ta.tokens(key) != tb.tokens(key):
                 continue
-            mine = all(nearer_own(analysis.cosine_matrix(A, B)))
-            assert mine == probing.counterpart_stats(ta, tb, key, by=by)["own nearest"]
+            mine = all(nearer_own(cosine_matrix(A, B)))
+            assert mine == counterpart_stats(ta, tb, key, by=by)["own nearest"]
             results.append(mine)
     assert True in results
     toy = np.array([[0.996, 0.423, 0.469], [0.423, 0.996, 0.990], [0.259, 0.966, 0.951]])  # the notebook's toy
@@ -141,19 +159,19 @@ def test_nearer_own_notebook_matches_counterpart_stats(word_order):
 
 def test_word_and_cloud_spread_notebook_match_library():
     ns = definitions("08_probe_sentences.ipynb", "word spread and cloud spread")
-    traces = probing.five_sentences(30)  # the shipped model's snapshots, as in the notebook
+    traces = five_sentences(30)  # the shipped model's snapshots, as in the notebook
     for key in ("encoder.0.self.out", "encoder.1.layer_out", "decoder.0.cross.out", "decoder.1.self.q"):
-        shared = probing.shared_positions(traces, key)
-        lib = probing.word_spread(traces, key)
+        shared = shared_positions(traces, key)
+        lib = word_spread(traces, key)
         for p, w in shared:
             V = np.stack([t.vectors(key)[p].double().numpy() for t in traces])
             assert abs(ns["my_word_spread_of"](V) - lib[w]) < 1e-9
         X = np.concatenate([t.vectors(key).double().numpy() for t in traces])
-        assert abs(ns["my_cloud_spread"](X) - probing.cloud_spread(traces, key)) < 1e-9
+        assert abs(ns["my_cloud_spread"](X) - cloud_spread(traces, key)) < 1e-9
     V = np.stack([t.vectors("encoder.0.self.out")[1].double().numpy() for t in traces])  # "can"
     Vn = V / np.linalg.norm(V, axis=1, keepdims=True)
     wrong = (1 - Vn @ Vn.T).mean()  # all n² pairs, each word with itself included
-    assert abs(wrong - probing.mean_pairwise_cosine_distance(V)) > 1e-3
+    assert abs(wrong - mean_pairwise_cosine_distance(V)) > 1e-3
 
 
 # ---- 04 (moved from 02 with Claim B2) ----

@@ -11,11 +11,23 @@ import pytest
 import torch
 from notebook_cells import definitions  # noqa: E402  (tests/ is on sys.path under pytest)
 
-from course_utils import heads, stepwise
-from course_utils.data import load_pairs
-from course_utils.model import translate_batch
-from course_utils.tracing import PLACES
-from course_utils.training import exact_match, load_standard_model
+from course_utils.core.data import load_pairs
+from course_utils.core.model import translate_batch
+from course_utils.core.places import PLACES, trace_key
+from course_utils.measures.attention_stats import (
+    allowed_keys,
+    entropy,
+    head_differences,
+    head_statistics,
+    mean_row_entropy,
+    mean_row_max,
+    random_scores,
+    score_stats,
+    trace_pairs,
+)
+from course_utils.measures.weight_maps import vocab_scores, word_parts
+from course_utils.training.train import exact_match
+from course_utils.training.zoo import load_standard_model
 
 
 @pytest.fixture(scope="module")
@@ -30,12 +42,12 @@ def pairs():
 
 @pytest.fixture(scope="module")
 def batch(model, pairs):
-    return heads.trace_pairs(model, pairs)
+    return trace_pairs(model, pairs)
 
 
 def real_rows(batch, place):
     """(B, Tq) bool: the queries head_statistics averages over (decoder self: <bos> left out)."""
-    rows = heads.allowed_keys(batch, place) >= 1
+    rows = allowed_keys(batch, place) >= 1
     if place == "decoder self":
         rows[:, 0] = False
     return rows
@@ -48,11 +60,11 @@ def test_entropy_notebook_matches_library(batch):
     row_entropy = definitions("03_scaled_dot_product_attention.ipynb", "entropy")["row_entropy"]
     for place in PLACES:
         for layer in (0, 1):
-            w = batch.weights[f"{heads.trace_key(place, layer, 'weights')}"].double()  # (B, H, Tq, Tk)
-            rows = heads.allowed_keys(batch, place) >= 1
+            w = batch.weights[f"{trace_key(place, layer, 'weights')}"].double()  # (B, H, Tq, Tk)
+            rows = allowed_keys(batch, place) >= 1
             mine = float(row_entropy(w).transpose(1, 2)[rows].mean())
-            assert abs(mine - heads.mean_row_entropy(batch, place, layer)) < 1e-9
-            assert torch.allclose(row_entropy(w), stepwise.entropy(w))
+            assert abs(mine - mean_row_entropy(batch, place, layer)) < 1e-9
+            assert torch.allclose(row_entropy(w), entropy(w))
     wrong = -(w * torch.log2(w.clamp_min(1e-30))).sum(-1)  # bits, not nats
     assert not torch.allclose(wrong.transpose(1, 2)[rows], row_entropy(w).transpose(1, 2)[rows])
 
@@ -61,12 +73,12 @@ def test_row_max_notebook_matches_library(batch):
     row_max = definitions("03_scaled_dot_product_attention.ipynb", "row maximum")["row_max"]
     for place in PLACES:
         for layer in (0, 1):
-            w = batch.weights[heads.trace_key(place, layer, "weights")]
-            rows = heads.allowed_keys(batch, place) >= 2
+            w = batch.weights[trace_key(place, layer, "weights")]
+            rows = allowed_keys(batch, place) >= 2
             mine = float(row_max(w).transpose(1, 2)[rows].double().mean())
-            assert abs(mine - heads.mean_row_max(batch, place, layer, min_keys=2)) < 1e-9
-    w = torch.softmax(stepwise.random_scores(64) / 8.0, dim=-1)
-    assert abs(row_max(w).mean().item() - stepwise.score_stats(64, 8.0)["mean_max_weight"]) < 1e-6
+            assert abs(mine - mean_row_max(batch, place, layer, min_keys=2)) < 1e-9
+    w = torch.softmax(random_scores(64) / 8.0, dim=-1)
+    assert abs(row_max(w).mean().item() - score_stats(64, 8.0)["mean_max_weight"]) < 1e-6
     wrong = w.mean(-1)  # the mean weight of a row (1/n always), not its largest
     assert abs(wrong.mean().item() - row_max(w).mean().item()) > 0.1
 
@@ -76,10 +88,10 @@ def test_row_max_notebook_matches_library(batch):
 
 def test_tv_distance_notebook_matches_library(batch):
     tv_distance = definitions("04_multi_head_attention.ipynb", "total-variation distance")["tv_distance"]
-    table = heads.head_differences(batch)["head 0 vs head 1"]
+    table = head_differences(batch)["head 0 vs head 1"]
     for place in PLACES:
         for layer in (0, 1):
-            w = batch.weights[heads.trace_key(place, layer, "weights")].double()
+            w = batch.weights[trace_key(place, layer, "weights")].double()
             rows = real_rows(batch, place)
             mine = float(tv_distance(w[:, 0], w[:, 1])[rows].mean())
             assert abs(mine - table.loc[(place, layer)]) < 1e-9
@@ -112,7 +124,7 @@ def test_exact_match_notebook_matches_library(model, pairs):
 def test_head_masses_notebook_match_head_statistics(batch):
     ns = definitions("09_heads_and_the_query_analogy.ipynb", "itself, previous and aligned mass")
     itself_mass, previous_mass, aligned_mass_of = ns["itself_mass"], ns["previous_mass"], ns["aligned_mass_of"]
-    stats = heads.head_statistics(batch)
+    stats = head_statistics(batch)
     for layer in (0, 1):
         for h in range(batch.n_heads):
             aligned = []
@@ -120,7 +132,7 @@ def test_head_masses_notebook_match_head_statistics(batch):
                 its, prev = [], []
                 for b in range(len(batch.pairs)):
                     n = int(batch.src_len[b] if place == "encoder self" else batch.tgt_len[b])
-                    w = batch.weights[heads.trace_key(place, layer, "weights")][b, h, :n, :n].double()
+                    w = batch.weights[trace_key(place, layer, "weights")][b, h, :n, :n].double()
                     q0 = 1 if place == "decoder self" else 0  # <bos> left out
                     its.append(itself_mass(w)[q0:])
                     prev.append(previous_mass(w))
@@ -130,7 +142,7 @@ def test_head_masses_notebook_match_head_statistics(batch):
                 ns_, nt = int(batch.src_len[b]), int(batch.tgt_len[b])
                 made = [r for r in batch.out_roles[b][:nt] if r != "end"]
                 cols = [[j for j, r in enumerate(batch.src_roles[b]) if r == m] for m in made]
-                w = batch.weights[heads.trace_key("cross", layer, "weights")][b, h, : len(made), :ns_].double()
+                w = batch.weights[trace_key("cross", layer, "weights")][b, h, : len(made), :ns_].double()
                 aligned.append(aligned_mass_of(w, cols))
             aligned = float(torch.cat(aligned).mean())
             assert abs(aligned - stats.loc[("cross", layer, h), "aligned"]) < 1e-9
@@ -138,7 +150,7 @@ def test_head_masses_notebook_match_head_statistics(batch):
     # that weight is 0, far from the table's 0.44 for layer 0, head 1
     wrong_prev = torch.cat(
         [
-            batch.weights[heads.trace_key("decoder self", 0, "weights")][b, 1, :n, :n].double().diagonal(1)
+            batch.weights[trace_key("decoder self", 0, "weights")][b, 1, :n, :n].double().diagonal(1)
             for b, n in enumerate(batch.tgt_len.tolist())
         ]
     ).mean()
@@ -150,13 +162,13 @@ def test_head_masses_notebook_match_head_statistics(batch):
 
 def test_word_scores_notebook_match_vocab_scores(model):
     word_scores = definitions("09_heads_and_the_query_analogy.ipynb", "vocabulary scores of one head")["word_scores"]
-    attn, E = model.encoder[0].self_attn, heads.word_parts(model)
+    attn, E = model.encoder[0].self_attn, word_parts(model)
     for h in range(2):
         sl = slice(32 * h, 32 * (h + 1))
         args = (attn.w_q.weight[sl].T, attn.w_q.bias[sl], attn.w_k.weight[sl].T, attn.w_k.bias[sl])
         S = word_scores(E, *args).detach().double().numpy()
-        assert abs(S - heads.vocab_scores(model, h).to_numpy()).max() < 1e-5
+        assert abs(S - vocab_scores(model, h).to_numpy()).max() < 1e-5
         # a wrong variant: W^K's rows taken from the other head
         other = slice(32 * (1 - h), 32 * (2 - h))
         wrong = word_scores(E, args[0], args[1], attn.w_k.weight[other].T, attn.w_k.bias[other]).detach().numpy()
-        assert abs(wrong - heads.vocab_scores(model, h).to_numpy()).max() > 1.0
+        assert abs(wrong - vocab_scores(model, h).to_numpy()).max() > 1.0

@@ -9,9 +9,9 @@ import torch
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from course_utils.data import BOS, EOS, SPECIALS, build_vocabs, encode_source, load_pairs, load_probes, pad_batch
-from course_utils.errors import ConfigError
-from course_utils.model import (
+from course_utils.core.data import BOS, EOS, SPECIALS, build_vocabs, encode_source, load_pairs, load_probes, pad_batch
+from course_utils.core.errors import ConfigError
+from course_utils.core.model import (
     ModelConfig,
     Translator,
     build_model,
@@ -21,7 +21,7 @@ from course_utils.model import (
     translate,
     translate_batch,
 )
-from course_utils.training import exact_match
+from course_utils.training.train import exact_match
 
 SETTINGS = settings(max_examples=25, deadline=None)
 SRC_VOCAB, _ = build_vocabs()

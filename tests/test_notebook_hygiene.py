@@ -18,6 +18,7 @@ from pathlib import Path
 import nbformat
 import pytest
 import yaml
+from conftest import missing_tool  # tests/ is on sys.path under pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -160,7 +161,7 @@ def test_pre_commit_nbstripout_keeps_every_notebook_as_committed(tmp_path):
     assert entry[0] == "nbstripout"
     nbstripout = shutil.which("nbstripout", path=str(Path(sys.executable).parent))
     if nbstripout is None:
-        pytest.skip("nbstripout is not installed: `make install` installs requirements-dev.txt")
+        missing_tool("nbstripout is not installed: `make install` installs requirements-dev.txt")
     copies = []
     for p in NOTEBOOKS:
         copies.append(tmp_path / p.name)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from course_utils.model import ModelConfig, build_model
-from course_utils.precision import (
+from course_utils.core.model import ModelConfig, build_model
+from course_utils.core.precision import (
     DTYPE,
     STORED_ATOL,
     below,

@@ -14,9 +14,18 @@ import socket
 import pytest
 import torch
 
-from course_utils import pretrained
-from course_utils.errors import CourseInputError, EmptySentenceError, IncompatibleModelFileError, SentenceTooLongError
-from course_utils.tracing import VECTOR_KINDS, Trace, trace_key
+from course_utils.core.errors import (
+    CourseInputError,
+    EmptySentenceError,
+    IncompatibleModelFileError,
+    SentenceTooLongError,
+)
+from course_utils.core.places import VECTOR_KINDS, trace_key
+from course_utils.core.pretrained import MODEL_SHA256, check_weights, file_sha256, load_minilm, model_dir
+from course_utils.inspect.pretrained import record_sentences, trace_sentence
+from course_utils.inspect.tracing import Trace
+from course_utils.measures.pretrained import HEAD_MEASURES, PARAPHRASES, ablation_drops, head_masses, paraphrase_cosines
+from course_utils.measures.weight_maps import head_bilinear
 
 # Sentences of different lengths, so the batch is padded (3 to 13 tokens).
 SENTENCES = [
@@ -33,7 +42,7 @@ TOL = 1e-10  # both sides in float64 (the course's MiniLM is; the references are
 @pytest.fixture(scope="module")
 def model():
     torch.set_num_threads(1)
-    return pretrained.load_minilm()
+    return load_minilm()
 
 
 @pytest.fixture
@@ -48,25 +57,25 @@ def no_network(monkeypatch):
 
 
 def test_weights_have_the_pinned_sha256():
-    path = pretrained.model_dir() / "model.safetensors"
-    assert pretrained.file_sha256(path) == pretrained.MODEL_SHA256
-    assert pretrained.MODEL_SHA256 == "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
-    assert pretrained.check_weights() == path
+    path = model_dir() / "model.safetensors"
+    assert file_sha256(path) == MODEL_SHA256
+    assert MODEL_SHA256 == "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+    assert check_weights() == path
 
 
 def test_a_file_with_another_hash_is_refused_before_use(tmp_path):
     bad = tmp_path / "model.safetensors"
     bad.write_bytes(b"not the model")
     with pytest.raises(IncompatibleModelFileError, match="sha256"):
-        pretrained.check_weights(bad)
+        check_weights(bad)
     for name in ("config.json", "tokenizer.json"):
-        (tmp_path / name).write_bytes((pretrained.model_dir() / name).read_bytes())
+        (tmp_path / name).write_bytes((model_dir() / name).read_bytes())
     with pytest.raises(IncompatibleModelFileError, match="sha256"):
-        pretrained.load_minilm(str(tmp_path))
+        load_minilm(str(tmp_path))
 
 
 def test_loading_opens_no_socket(no_network):
-    fresh = pretrained.load_minilm.__wrapped__()  # not the cached model: read the files again, network refused
+    fresh = load_minilm.__wrapped__()  # not the cached model: read the files again, network refused
     assert fresh.embed(["we eat bread"]).shape == (1, 384)
 
 
@@ -91,7 +100,7 @@ def test_hidden_states_equal_transformers_bertmodel(model, no_network):
 
     ref = (
         BertModel.from_pretrained(
-            str(pretrained.model_dir()), use_kernels=False, attn_implementation="eager", local_files_only=True
+            str(model_dir()), use_kernels=False, attn_implementation="eager", local_files_only=True
         )
         .eval()
         .double()
@@ -109,7 +118,7 @@ def test_hidden_states_equal_transformers_bertmodel(model, no_network):
     assert len(ours) == len(theirs.hidden_states) == 7  # embeddings, then layers 1-6
     errors = [float((a - b)[batch.mask].abs().max()) for a, b in zip(ours, theirs.hidden_states)]
     assert max(errors) <= TOL, errors
-    cache, _ = pretrained.record_sentences(model, batch, "*.weights")
+    cache, _ = record_sentences(model, batch, "*.weights")
     for layer, w in enumerate(theirs.attentions):  # the attention weights agree too (real queries)
         ours_w = cache[trace_key("encoder self", layer, "weights")]
         diff = (ours_w - w).abs().amax((1, 3))[batch.mask]
@@ -119,7 +128,7 @@ def test_hidden_states_equal_transformers_bertmodel(model, no_network):
 def test_sentence_embeddings_equal_sentence_transformers(model, no_network):
     from sentence_transformers import SentenceTransformer
 
-    st = SentenceTransformer(str(pretrained.model_dir()), device="cpu", local_files_only=True).double()
+    st = SentenceTransformer(str(model_dir()), device="cpu", local_files_only=True).double()
     theirs = st.encode(SENTENCES, convert_to_tensor=True, batch_size=len(SENTENCES))
     ours = model.embed(SENTENCES)
     assert ours.shape == (4, 384)
@@ -135,11 +144,11 @@ def test_sentence_embeddings_equal_sentence_transformers(model, no_network):
 def test_course_attention_runs_the_layers(model):
     layer = model.layers[0]
     assert type(layer.self_attn).__name__ == "MultiHeadAttention"
-    assert layer.self_attn.__module__ == "course_utils.attention"
+    assert layer.self_attn.__module__ == "course_utils.core.attention"
 
 
 def test_tracing_uses_the_course_keys_and_kinds(model):
-    trace = pretrained.trace_sentence(model, "we want to eat apple")
+    trace = trace_sentence(model, "we want to eat apple")
     assert isinstance(trace, Trace)
     T = len(trace.src_tokens)
     assert trace.src_tokens[0] == "[CLS]" and trace.src_tokens[-1] == "[SEP]" and T == 7
@@ -158,7 +167,8 @@ def test_tracing_uses_the_course_keys_and_kinds(model):
 
 
 def test_head_ablation_through_tracing_patch_changes_the_embedding(model):
-    from course_utils.tracing import ablate_head, patch
+    from course_utils.inspect.interventions import ablate_head
+    from course_utils.inspect.tracing import patch
 
     base = model.embed(SENTENCES)
     with patch(model, {"encoder.0.self.x1": ablate_head(3)}):
@@ -168,17 +178,17 @@ def test_head_ablation_through_tracing_patch_changes_the_embedding(model):
 
 
 def test_head_masses_rows_and_ranges(model):
-    cache, batch = pretrained.record_sentences(model, SENTENCES, "*.weights")
-    table = pretrained.head_masses(cache, batch.lengths, model.cfg.n_layers)
-    assert table.shape == (72, len(pretrained.HEAD_MEASURES))
+    cache, batch = record_sentences(model, SENTENCES, "*.weights")
+    table = head_masses(cache, batch.lengths, model.cfg.n_layers)
+    assert table.shape == (72, len(HEAD_MEASURES))
     assert ((table >= 0) & (table <= 1)).all().all()
 
 
 def test_head_bilinear_gives_the_head_scores(model):
-    trace = pretrained.trace_sentence(model, "we want to eat apple", ["encoder.0.self.q_input", "*.scores"])
+    trace = trace_sentence(model, "we want to eat apple", ["encoder.0.self.q_input", "*.scores"])
     x = trace["encoder.0.self.q_input"].double()
     attn = model.layers[0].self_attn
-    M = pretrained.head_bilinear(model, 0, 2)
+    M = head_bilinear(model, 0, 2)
     dh = attn.d_head
     bq, bk = attn.w_q.bias[2 * dh : 3 * dh].double(), attn.w_k.bias[2 * dh : 3 * dh].double()
     wq, wk = attn.w_q.weight[2 * dh : 3 * dh].double(), attn.w_k.weight[2 * dh : 3 * dh].double()
@@ -203,18 +213,19 @@ def test_bad_input_raises_course_errors(model, bad, error):
         model.embed(bad)
     assert isinstance(info.value, CourseInputError) and str(info.value)
     with pytest.raises(CourseInputError):
-        pretrained.trace_sentence(model, bad)
+        trace_sentence(model, bad)
 
 
 def test_ablation_drops_equal_the_plain_patched_run(model):
-    from course_utils.tracing import ablate_head, patch
+    from course_utils.inspect.interventions import ablate_head
+    from course_utils.inspect.tracing import patch
 
-    pairs = pretrained.PARAPHRASES[:3]
-    table = pretrained.ablation_drops(model, pairs)
+    pairs = PARAPHRASES[:3]
+    table = ablation_drops(model, pairs)
     assert table.shape == (72, 2)
-    base = float(pretrained.paraphrase_cosines(model, pairs).mean())
+    base = float(paraphrase_cosines(model, pairs).mean())
     for layer, head in [(0, 2), (3, 7), (5, 11)]:
         with patch(model, {f"encoder.{layer}.self.x1": ablate_head(head)}):
-            cos = float(pretrained.paraphrase_cosines(model, pairs).mean())
+            cos = float(paraphrase_cosines(model, pairs).mean())
         assert abs(table.loc[(layer, head), "paraphrase cosine"] - cos) < 1e-6
         assert abs(table.loc[(layer, head), "drop"] - (base - cos)) < 1e-6

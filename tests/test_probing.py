@@ -12,12 +12,40 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
 
-from course_utils import clustering, plotting, probing  # noqa: E402
-from course_utils.data import load_probes  # noqa: E402
-from course_utils.model import ModelConfig, build_model  # noqa: E402
-from course_utils.precision import close_to_stored  # noqa: E402
-from course_utils.tracing import run_with_trace  # noqa: E402
-from course_utils.training import load_standard_model  # noqa: E402
+from course_utils.core.data import load_probes  # noqa: E402
+from course_utils.core.model import ModelConfig, build_model  # noqa: E402
+from course_utils.core.places import PLACES, VECTOR_KINDS, trace_key  # noqa: E402
+from course_utils.core.precision import close_to_stored  # noqa: E402
+from course_utils.inspect.tracing import run_with_trace  # noqa: E402
+from course_utils.measures.probing import (  # noqa: E402
+    TOLERANCE,
+    WORD_ORDER,
+    WORD_ORDER_TARGET,
+    aligned,
+    anti_diagonal,
+    cosine_across,
+    counterpart_stats,
+    distinct_translations,
+    five_projection,
+    five_sentence_traces,
+    five_sentences,
+    order_gaps,
+    seed_counterparts,
+    shared_mask,
+    spread,
+    spread_pivot,
+    spread_table,
+    word_order_traces,
+    word_permutation,
+    word_spread,
+)
+from course_utils.measures.similarity import (
+    cosine_matrix,  # noqa: E402
+    mean_pairwise_cosine_distance,  # noqa: E402
+)
+from course_utils.training.zoo import load_standard_model  # noqa: E402
+from course_utils.views.probing import DISTANCE_FLOOR, plot_five, plot_same_word_distance, plot_word_order  # noqa: E402
+from course_utils.views.style import KIND_COLOURS  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -29,24 +57,24 @@ def models():
 @pytest.fixture(scope="module")
 def pairs(models):
     """{pe: (trace of "we can eat apple", trace of "apple eat can we")}."""
-    return {pe: probing.word_order_traces(model) for pe, model in models.items()}
+    return {pe: word_order_traces(model) for pe, model in models.items()}
 
 
 # ---- word order ----
 
 
 def test_word_permutation():
-    assert probing.word_permutation("we can eat apple".split(), "apple eat can we".split()) == [3, 2, 1, 0]
-    assert probing.word_permutation("a b c".split(), "b c a".split()) == [1, 2, 0]
+    assert word_permutation("we can eat apple".split(), "apple eat can we".split()) == [3, 2, 1, 0]
+    assert word_permutation("a b c".split(), "b c a".split()) == [1, 2, 0]
     with pytest.raises(ValueError, match="not the same words"):
-        probing.word_permutation(["a", "b"], ["a", "c"])
+        word_permutation(["a", "b"], ["a", "c"])
     with pytest.raises(ValueError, match="twice"):
-        probing.word_permutation(["a", "a"], ["a", "a"])
+        word_permutation(["a", "a"], ["a", "a"])
 
 
 def test_word_order_probe_set_is_what_probing_uses():
-    assert tuple(load_probes("word_order")) == probing.WORD_ORDER
-    assert load_probes("word_order")[probing.WORD_ORDER[0]] == probing.WORD_ORDER_TARGET
+    assert tuple(load_probes("word_order")) == WORD_ORDER
+    assert load_probes("word_order")[WORD_ORDER[0]] == WORD_ORDER_TARGET
 
 
 def test_untrained_model_without_position_is_equivariant_for_every_ordering():
@@ -57,7 +85,7 @@ def test_untrained_model_without_position_is_equivariant_for_every_ordering():
     base = run_with_trace(model, words, target="sie möchten tee trinken")
     for order in list(itertools.permutations(range(len(words))))[::97]:
         other = run_with_trace(model, [words[i] for i in order], target="sie möchten tee trinken")
-        gaps = probing.order_gaps(
+        gaps = order_gaps(
             base,
             other,
             [
@@ -68,25 +96,25 @@ def test_untrained_model_without_position_is_equivariant_for_every_ordering():
                 "decoder.1.layer_out",
             ],
         )
-        assert gaps["same word max|Δ|"].max() < probing.TOLERANCE
-        assert gaps.loc["decoder.1.layer_out", "same position max|Δ|"] < probing.TOLERANCE  # invariant
+        assert gaps["same word max|Δ|"].max() < TOLERANCE
+        assert gaps.loc["decoder.1.layer_out", "same position max|Δ|"] < TOLERANCE  # invariant
 
 
 def test_untrained_model_with_position_is_not_equivariant():
     model = build_model(ModelConfig(pos_encoding="sinusoidal"), seed=3).eval()
     a = run_with_trace(model, "we can eat apple", target="wir können einen apfel essen")
     b = run_with_trace(model, "apple eat can we", target="wir können einen apfel essen")
-    gaps = probing.order_gaps(a, b, ["encoder.0.self.k", "encoder.1.layer_out"])
-    assert (gaps["same word max|Δ|"] > 1000 * probing.TOLERANCE).all()
+    gaps = order_gaps(a, b, ["encoder.0.self.k", "encoder.1.layer_out"])
+    assert (gaps["same word max|Δ|"] > 1000 * TOLERANCE).all()
 
 
 @pytest.mark.parametrize("pe", ["learned", "sinusoidal", "none"])
 def test_shipped_models_word_order(pe, pairs):
     a, b = pairs[pe]
-    assert a.src_tokens == probing.WORD_ORDER[0].split() and b.src_tokens == probing.WORD_ORDER[1].split()
-    gaps = probing.order_gaps(a, b, ["encoder.0.self.q", "encoder.0.self.k", "encoder.1.layer_out"])
+    assert a.src_tokens == WORD_ORDER[0].split() and b.src_tokens == WORD_ORDER[1].split()
+    gaps = order_gaps(a, b, ["encoder.0.self.q", "encoder.0.self.k", "encoder.1.layer_out"])
     if pe == "none":
-        assert gaps["same word max|Δ|"].max() < probing.TOLERANCE
+        assert gaps["same word max|Δ|"].max() < TOLERANCE
         assert gaps["same word min cos"].min() > 1 - 1e-6
     else:
         assert gaps["same word max|Δ|"].min() > 0.05
@@ -97,7 +125,7 @@ def test_shipped_models_word_order(pe, pairs):
 def _encode_both(model, a: str, b: str):
     """Encoder outputs of sentence a, reordered into b's word order (probing.word_permutation), and of b."""
     vocab = model.src_vocab
-    perm = probing.word_permutation(a.split(), b.split())
+    perm = word_permutation(a.split(), b.split())
     with torch.no_grad():
         out, _ = model.encode(torch.tensor([vocab.encode(a.split())]))
         out_perm, _ = model.encode(torch.tensor([vocab.encode(b.split())]))
@@ -107,93 +135,93 @@ def _encode_both(model, a: str, b: str):
 def test_word_order_trained_models():
     """A freshly trained "none" model cannot see word order: the word_order probe's second sentence only
     permutes the encoder output and translates the same (moved here from test_model.py)."""
-    from course_utils.model import translate
-    from course_utils.training import TrainConfig, train
+    from course_utils.core.model import translate
+    from course_utils.training.train import TrainConfig, train
 
     none = train(ModelConfig(pos_encoding="none"), TrainConfig(epochs=3, snapshot_epochs=()), probes={}, log=None).model
-    torch.testing.assert_close(*_encode_both(none, *probing.WORD_ORDER), rtol=1e-5, atol=1e-5)
-    assert translate(none, probing.WORD_ORDER[0]) == translate(none, probing.WORD_ORDER[1])
+    torch.testing.assert_close(*_encode_both(none, *WORD_ORDER), rtol=1e-5, atol=1e-5)
+    assert translate(none, WORD_ORDER[0]) == translate(none, WORD_ORDER[1])
 
 
 def test_word_order_course_model(course):
     """The trained course model (learned positions) sees word order (moved here from test_model.py)."""
-    reordered, out_perm = _encode_both(course.model, *probing.WORD_ORDER)
+    reordered, out_perm = _encode_both(course.model, *WORD_ORDER)
     assert (out_perm - reordered).abs().max() > 1e-3
 
 
 def test_word_order_traces_are_fresh_and_reproducible(models):
-    first, again = probing.word_order_traces(models["none"]), probing.word_order_traces(models["none"])
+    first, again = word_order_traces(models["none"]), word_order_traces(models["none"])
     assert first[0] is not again[0]  # no cache: every call traces anew ...
     assert torch.equal(first[1]["encoder.1.layer_out"], again[1]["encoder.1.layer_out"])  # ... with the same result
-    a, b = probing.word_order_traces(models["none"], "we can eat", "eat can we", target=None)
+    a, b = word_order_traces(models["none"], "we can eat", "eat can we", target=None)
     assert b.src_tokens == ["eat", "can", "we"] and b.tgt_tokens[1:] == b.translation
 
 
 def test_aligned_reorders_weights_on_both_axes(pairs):
     a, b = pairs["none"]
-    A, B = probing.aligned(a, b, "encoder.0.self.weights")
+    A, B = aligned(a, b, "encoder.0.self.weights")
     assert A.shape == B.shape == (2, 4, 4)
-    np.testing.assert_allclose(A, B, atol=probing.TOLERANCE)
+    np.testing.assert_allclose(A, B, atol=TOLERANCE)
     raw = a["encoder.0.self.weights"].double().numpy()
     np.testing.assert_allclose(A, raw[:, ::-1, ::-1])
 
 
 def test_cosine_across_and_anti_diagonal(pairs):
     a, b = pairs["none"]
-    sty = probing.cosine_across(a, b, "encoder.0.self.q", uuid="x1y")
+    sty = cosine_across(a, b, "encoder.0.self.q", uuid="x1y")
     html = sty.to_html()
     assert "x1y" in html and "apple" in html and sty._repr_html_() == html
     assert "0x" not in repr(sty) and "apple" in repr(sty)  # text form: the numbers, no memory address
     M = sty.data.to_numpy()
-    np.testing.assert_allclose(probing.anti_diagonal(M), 1.0)
+    np.testing.assert_allclose(anti_diagonal(M), 1.0)
     assert list(sty.data.index) == a.src_tokens and list(sty.data.columns) == b.src_tokens
     la, lb = pairs["learned"]  # 3 decimals by default: no 0.996 shown as 1.000
     assert (
-        probing.cosine_across(la, lb, "encoder.0.self.q", uuid="q3").data.to_numpy()
-        == probing.analysis.cosine_matrix(la.vectors("encoder.0.self.q"), lb.vectors("encoder.0.self.q")).round(3)
+        cosine_across(la, lb, "encoder.0.self.q", uuid="q3").data.to_numpy()
+        == cosine_matrix(la.vectors("encoder.0.self.q"), lb.vectors("encoder.0.self.q")).round(3)
     ).all()
     with pytest.raises(ValueError):
-        probing.cosine_across(a, b, "encoder.0.self.weights", uuid="w")
+        cosine_across(a, b, "encoder.0.self.weights", uuid="w")
 
 
 def test_one_vocabulary_of_places_and_kinds():
-    from course_utils import tracing
+    pass
 
-    assert probing.PLACES is tracing.PLACES and probing.VECTOR_KINDS is tracing.VECTOR_KINDS
-    assert probing.trace_key is tracing.trace_key
+    assert PLACES is PLACES and VECTOR_KINDS is VECTOR_KINDS
+    assert trace_key is trace_key
     with pytest.raises(ValueError, match="place must be one of"):
-        probing.plot_word_order((None, None), 0, "q", "decoder cross")
+        plot_word_order((None, None), 0, "q", "decoder cross")
 
 
 def test_plot_word_order_draws_and_explains_bad_choices(pairs):
-    fig = probing.plot_word_order(pairs["learned"], 1, "out", "cross", label="learned")
+    fig = plot_word_order(pairs["learned"], 1, "out", "cross", label="learned")
     assert fig.axes[0].get_title().startswith("learned PE: 1 − cosine of decoder.1.cross.out")
     assert fig.axes[1].get_ylabel() == "1 − cosine (log scale; 0 = same direction)"  # the colour bar says so
     plt.close("all")
-    fig = probing.plot_word_order(pairs["none"], head=1)
+    fig = plot_word_order(pairs["none"], head=1)
     assert fig.axes[0].get_title().startswith("1 − cosine of encoder.0.self.q, head 1")  # no label: no prefix
     plt.close("all")
     # learned PE: "we" keeps cos 0.986 with itself (1 − cos 0.014), a colour of its own next to a cell at 0
     a, b = pairs["learned"]
-    fig = probing.plot_word_order(pairs["learned"], 0, "q", "encoder self")
+    fig = plot_word_order(pairs["learned"], 0, "q", "encoder self")
     ax = fig.axes[0]
-    C = probing.analysis.cosine_matrix(a.vectors("encoder.0.self.q"), b.vectors("encoder.0.self.q"))
+    C = cosine_matrix(a.vectors("encoder.0.self.q"), b.vectors("encoder.0.self.q"))
     assert [t.get_text() for t in ax.texts[:4]] == [format(1 - c, ".3f") for c in C[0]]  # 3 decimals of 1 − cos
     im = ax.images[0]
-    low, zero = im.cmap(im.norm(0.014)), im.cmap(im.norm(probing.DISTANCE_FLOOR))
+    low, zero = im.cmap(im.norm(0.014)), im.cmap(im.norm(DISTANCE_FLOOR))
     assert max(abs(x - y) for x, y in zip(low, zero)) > 0.2  # 0.986 and 1.000 look different
     plt.close("all")
     with pytest.raises(IndexError, match="layers are 0, 1"):
-        probing.plot_word_order(pairs["none"], 5, "q", "encoder self")
+        plot_word_order(pairs["none"], 5, "q", "encoder self")
     with pytest.raises(ValueError):
-        probing.plot_word_order(pairs["none"], 0, "q", "nowhere")
+        plot_word_order(pairs["none"], 0, "q", "nowhere")
     with pytest.raises(TypeError, match="word_order_traces"):
-        probing.plot_word_order("none")  # the old call with a name
+        plot_word_order("none")  # the old call with a name
     plt.close("all")
 
 
 def test_distinct_translations_of_a_bag_of_words(models):
-    counts = probing.distinct_translations(models["none"], "we can eat apple")
+    counts = distinct_translations(models["none"], "we can eat apple")
     assert counts == {"wir können einen apfel essen": 24}
 
 
@@ -201,19 +229,19 @@ def test_distinct_translations_of_a_bag_of_words(models):
 
 
 def test_mean_pairwise_cosine_distance():
-    assert probing.mean_pairwise_cosine_distance([[1, 0], [2, 0], [3, 0]]) == pytest.approx(0.0)
-    assert probing.mean_pairwise_cosine_distance([[1, 0], [0, 1]]) == pytest.approx(1.0)
-    assert probing.mean_pairwise_cosine_distance([[1, 0], [-1, 0]]) == pytest.approx(2.0)
-    assert probing.mean_pairwise_cosine_distance([[1, 0], [0, 1], [1, 0]]) == pytest.approx(2 / 3)
+    assert mean_pairwise_cosine_distance([[1, 0], [2, 0], [3, 0]]) == pytest.approx(0.0)
+    assert mean_pairwise_cosine_distance([[1, 0], [0, 1]]) == pytest.approx(1.0)
+    assert mean_pairwise_cosine_distance([[1, 0], [-1, 0]]) == pytest.approx(2.0)
+    assert mean_pairwise_cosine_distance([[1, 0], [0, 1], [1, 0]]) == pytest.approx(2 / 3)
     with pytest.raises(ValueError):
-        probing.mean_pairwise_cosine_distance([[1, 0]])
+        mean_pairwise_cosine_distance([[1, 0]])
 
 
 def test_spread_table_of_the_five_sentences():
-    traces = probing.five_sentences()
+    traces = five_sentences()
     assert [" ".join(t.src_tokens) for t in traces] == list(load_probes("five_sentences"))
-    table = probing.spread_table(traces)
-    assert len(table) == 3 * 2 * len(probing.VECTOR_KINDS)
+    table = spread_table(traces)
+    assert len(table) == 3 * 2 * len(VECTOR_KINDS)
     enc = table[(table.side == "encoder") & (table.layer == 0)]
     assert set(enc["shared words"]) == {"i can eat"}
     dec_self = table[(table.side == "decoder") & (table.place == "self")]
@@ -222,34 +250,34 @@ def test_spread_table_of_the_five_sentences():
     assert set(cross_kv["shared words"]) == {"i can eat"}  # keys/values of cross-attention: English rows
     # layer-0 q, k, v of a word at the same position only see that word and its position: identical
     for kind in "qkv":
-        assert probing.spread(table, "encoder", 0, "self", kind) < 1e-9
-    assert probing.spread(table, "encoder", 0, "self", "out") > 0.05
+        assert spread(table, "encoder", 0, "self", kind) < 1e-9
+    assert spread(table, "encoder", 0, "self", "out") > 0.05
     assert (table["word spread"] >= 0).all() and (table["cloud spread"] > 0).all()
-    piv = probing.spread_pivot(table)
-    assert piv.index[0] == "encoder L0 self" and list(piv.columns) == list(probing.VECTOR_KINDS)
-    heads = probing.spread_table(traces, head=1)
+    piv = spread_pivot(table)
+    assert piv.index[0] == "encoder L0 self" and list(piv.columns) == list(VECTOR_KINDS)
+    heads = spread_table(traces, head=1)
     assert set(heads.kind) == {"q", "k", "v", "x1"}
 
 
 def test_word_spread_needs_shared_words(pairs):
     a, b = pairs["none"]
     with pytest.raises(ValueError, match="same position"):
-        probing.word_spread([a, b], "encoder.0.self.q")
+        word_spread([a, b], "encoder.0.self.q")
 
 
 def test_five_projection_and_plot():
-    traces = probing.five_sentences()
-    P, meta = probing.five_projection(traces, ["encoder self", "cross"], 1, ("q", "out"))
+    traces = five_sentences()
+    P, meta = five_projection(traces, ["encoder self", "cross"], 1, ("q", "out"))
     assert P.shape == (len(meta), 2) and set(meta.place) == {"encoder self", "cross"}
     assert sorted(meta.sentence_no.unique()) == [1, 2, 3, 4, 5]
-    shared = probing.shared_mask(meta)
+    shared = shared_mask(meta)
     assert set(meta.word[shared]) == {"i", "can", "eat", "<bos>", "ich", "kann"}
     assert set(meta.word[shared & (meta.place == "encoder self")]) == {"i", "can", "eat"}
     assert not shared[meta.word.isin(["apple", "book", "einen"]).to_numpy()].any()
-    fig = probing.plot_five(traces, place=["encoder self", "decoder self"], layer=1, kinds=("q", "x1"), head=0)
+    fig = plot_five(traces, place=["encoder self", "decoder self"], layer=1, kinds=("q", "x1"), head=0)
     assert len(fig.axes) == 4  # small multiples: one panel per place and kind
     plt.close("all")
-    fig = probing.plot_five(traces, place=["encoder self", "cross"], layer=0)
+    fig = plot_five(traces, place=["encoder self", "cross"], layer=0)
     assert [ax.get_title() for ax in fig.axes][:4] == [f"encoder self, layer 0: {k}" for k in ("q", "k", "v", "out")]
     labels = [t for ax in fig.axes for t in ax.texts]
     words = {"i", "can", "eat", "<bos>", "ich", "kann"}
@@ -261,19 +289,19 @@ def test_five_projection_and_plot():
     for ax in fig.axes:  # no two labels of one panel overlap (text boxes, without their leader lines)
         boxes = [Text.get_window_extent(t, renderer) for t in ax.texts]
         assert not any(b1.overlaps(b2) for k, b1 in enumerate(boxes) for b2 in boxes[k + 1 :])
-    assert probing.KIND_COLOURS is clustering.KIND_COLOURS is plotting.KIND_COLOURS  # one colour per kind
+    assert KIND_COLOURS is KIND_COLOURS is KIND_COLOURS  # one colour per kind
     plt.close("all")
-    fig = probing.plot_five(traces, place="decoder self", layer=1, kinds=probing.VECTOR_KINDS)
+    fig = plot_five(traces, place="decoder self", layer=1, kinds=VECTOR_KINDS)
     assert sum(ax.get_visible() for ax in fig.axes) == 6  # six kinds: 2 rows of 3
     plt.close("all")
     with pytest.raises(ValueError, match="mix the heads"):
-        probing.plot_five(traces, kinds=("q", "out"), head=1)
+        plot_five(traces, kinds=("q", "out"), head=1)
     with pytest.raises(ValueError, match="at least one"):
-        probing.plot_five(traces, kinds=())
+        plot_five(traces, kinds=())
     with pytest.raises(IndexError):
-        probing.plot_five(traces, layer=2)
+        plot_five(traces, layer=2)
     with pytest.raises(IndexError):
-        probing.plot_five(traces, kinds=("q",), head=5)
+        plot_five(traces, kinds=("q",), head=5)
     plt.close("all")
 
 
@@ -283,22 +311,22 @@ def test_five_projection_and_plot():
 def test_counterpart_stats_without_position_is_exact(pairs):
     a, b = pairs["none"]
     for key in ("encoder.0.self.k", "encoder.1.layer_out", "encoder.0.self.weights", "decoder.1.cross.weights"):
-        stats = probing.counterpart_stats(a, b, key)  # by word: the same vectors, moved
-        assert stats["max|Δ|"] < probing.TOLERANCE and stats["min cos"] > 1 - 1e-6 and stats["own nearest"]
-    stats = probing.counterpart_stats(a, b, "decoder.1.layer_out", by="position")  # the decoder: invariant
-    assert stats["max|Δ|"] < probing.TOLERANCE
+        stats = counterpart_stats(a, b, key)  # by word: the same vectors, moved
+        assert stats["max|Δ|"] < TOLERANCE and stats["min cos"] > 1 - 1e-6 and stats["own nearest"]
+    stats = counterpart_stats(a, b, "decoder.1.layer_out", by="position")  # the decoder: invariant
+    assert stats["max|Δ|"] < TOLERANCE
 
 
 def test_counterpart_stats_with_position(pairs):
     a, b = pairs["learned"]
-    enc = probing.counterpart_stats(a, b, "encoder.0.self.q")
+    enc = counterpart_stats(a, b, "encoder.0.self.q")
     assert enc["max|Δ|"] > 0.1 and 0.9 < enc["min cos"] < 1
-    assert probing.counterpart_stats(a, b, "decoder.0.self.q", by="position")["max|Δ|"] < probing.TOLERANCE
-    assert probing.counterpart_stats(a, b, "decoder.1.self.q", by="position")["max|Δ|"] > 0.05
+    assert counterpart_stats(a, b, "decoder.0.self.q", by="position")["max|Δ|"] < TOLERANCE
+    assert counterpart_stats(a, b, "decoder.1.self.q", by="position")["max|Δ|"] > 0.05
     with pytest.raises(ValueError, match="different tokens"):
-        probing.counterpart_stats(a, b, "encoder.0.self.q", by="position")  # English rows in another order
+        counterpart_stats(a, b, "encoder.0.self.q", by="position")  # English rows in another order
     with pytest.raises(ValueError, match="by must be"):
-        probing.counterpart_stats(a, b, "encoder.0.self.q", by="step")
+        counterpart_stats(a, b, "encoder.0.self.q", by="step")
 
 
 def test_own_nearest_detects_a_swap():
@@ -317,24 +345,24 @@ def test_own_nearest_detects_a_swap():
         def vectors(self, key, head=None):
             return self.X
 
-    same = probing.counterpart_stats(
+    same = counterpart_stats(
         FakeTrace([[1.0, 0.0], [0.0, 1.0]]), FakeTrace([[1.0, 0.1], [0.1, 1.0]]), "encoder.0.self.q"
     )
-    swapped = probing.counterpart_stats(
+    swapped = counterpart_stats(
         FakeTrace([[1.0, 0.0], [0.0, 1.0]]), FakeTrace([[0.1, 1.0], [1.0, 0.1]]), "encoder.0.self.q"
     )
     assert same["own nearest"] and not swapped["own nearest"]
 
 
 def test_seed_counterparts_table(pairs):
-    table = probing.seed_counterparts({0: pairs["learned"], 1: pairs["none"]}, ["encoder.0.self.k", "encoder.0.self.v"])
+    table = seed_counterparts({0: pairs["learned"], 1: pairs["none"]}, ["encoder.0.self.k", "encoder.0.self.v"])
     assert list(table.index.names) == ["key", "seed"] and len(table) == 4
     assert list(table.columns) == ["max|Δ|", "min cos", "own nearest"]
-    assert (table.xs(1, level="seed")["max|Δ|"] < probing.TOLERANCE).all()
+    assert (table.xs(1, level="seed")["max|Δ|"] < TOLERANCE).all()
 
 
 def test_five_sentence_traces_match_the_snapshot(models):
-    traced, snap = probing.five_sentence_traces(models["learned"]), probing.five_sentences()
+    traced, snap = five_sentence_traces(models["learned"]), five_sentences()
     assert [t.tgt_tokens for t in traced] == [t.tgt_tokens for t in snap]
     for x, y in zip(traced, snap):  # traced now vs stored in models/ (maybe on another CPU): never bit for bit
         assert close_to_stored(x.tensors, y.tensors)
@@ -345,7 +373,7 @@ def test_plot_same_word_distance_draws_one_panel_per_layer():
         {"learned": [0.975, 0.983, 0.966, 0.989, 0.988, 0.985], "none": [1.0] * 6},
         index=[f"encoder.{layer}.self.{k}" for layer in (0, 1) for k in "qkv"],
     )
-    fig = probing.plot_same_word_distance(cos_min)
+    fig = plot_same_word_distance(cos_min)
     assert len(fig.axes) == 2 and fig.axes[0].get_yscale() == "log"
     heights = [p.get_height() for p in fig.axes[0].patches]
     assert heights[:2] == [pytest.approx(0.025), pytest.approx(1e-6)]  # q: learned 1 − 0.975, none at the floor

@@ -75,7 +75,7 @@ TRAINED_MODEL_CLAIMS = {"B5", "B6", "B8", "B9", "B10", "F1", "F3", "F4", "F5", "
 
 
 def test_ledger_has_a_seeds_column_with_k_of_n_for_trained_model_claims():
-    from course_utils.training import SEEDS
+    from course_utils.training.zoo import SEEDS
 
     header = next(line for line in README.split("## Claims ledger", 1)[1].splitlines() if line.startswith("| ID"))
     columns = [c.strip() for c in header.strip().strip("|").split("|")]

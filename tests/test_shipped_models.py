@@ -12,20 +12,13 @@ Every shipped file is retrained here (~7 s each), the non-default seeds included
 import pytest
 import torch
 
-from course_utils.data import load_pairs
-from course_utils.errors import ConfigError
-from course_utils.heads import mean_row_max, trace_pairs
-from course_utils.model import ModelConfig, translate_batch
-from course_utils.precision import STORED_ATOL, STORED_RTOL, close_to_stored, max_difference
-from course_utils.training import (
-    SEEDS,
-    STANDARD_MODELS,
-    TrainConfig,
-    course_model,
-    load_seeds,
-    load_standard_model,
-    train,
-)
+from course_utils.core.data import load_pairs
+from course_utils.core.errors import ConfigError
+from course_utils.core.model import ModelConfig, translate_batch
+from course_utils.core.precision import STORED_ATOL, STORED_RTOL, close_to_stored, max_difference
+from course_utils.measures.attention_stats import mean_row_max, trace_pairs
+from course_utils.training.train import TrainConfig, train
+from course_utils.training.zoo import SEEDS, STANDARD_MODELS, course_model, load_seeds, load_standard_model
 
 SHIPPED = [(name, seed) for name, (_, seeds) in STANDARD_MODELS.items() for seed in seeds]
 
@@ -142,7 +135,7 @@ def test_unknown_standard_model_is_a_clear_error():
 
 
 def test_missing_model_file_says_it_does_not_exist(tmp_path):
-    from course_utils.training import load_course_model
+    from course_utils.training.files import load_course_model
 
     with pytest.raises(FileNotFoundError, match="does not exist"):
         load_course_model(tmp_path / "nope.pt")

@@ -11,51 +11,66 @@ import torch
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from course_utils import stepwise  # noqa: E402
-from course_utils.data import load_pairs  # noqa: E402
-from course_utils.plotting import plot_attention  # noqa: E402
-from course_utils.tracing import run_with_trace  # noqa: E402
-from course_utils.widgets import render  # noqa: E402
+from course_utils.core.data import load_pairs  # noqa: E402
+from course_utils.core.places import PLACES, trace_key  # noqa: E402
+from course_utils.core.toys import toy_embeddings  # noqa: E402
+from course_utils.inspect.tracing import (
+    record_batch,  # noqa: E402
+    run_with_trace,  # noqa: E402
+)
+from course_utils.measures.attention_stats import (  # noqa: E402
+    DIVISORS,
+    divisor_value,
+    entropy,
+    mean_row_entropy,
+    random_scores,
+    real_scores,
+    score_stats,
+    trace_pairs,
+)
+from course_utils.views.heatmaps import plot_attention  # noqa: E402
+from course_utils.views.scaling import plot_scaling  # noqa: E402
+from course_utils.views.widgets import render  # noqa: E402
 
 
 def test_toy_embeddings():
-    X = stepwise.toy_embeddings(["i", "can", "eat", "apple"])
+    X = toy_embeddings(["i", "can", "eat", "apple"])
     assert X.shape == (4, 2) and X.dtype == torch.float64
     with pytest.raises(KeyError, match="no toy vector"):
-        stepwise.toy_embeddings(["banana"])
+        toy_embeddings(["banana"])
 
 
 @pytest.mark.parametrize("d", [4, 16, 64, 256])
 def test_raw_score_std_is_sqrt_d_and_scaled_std_is_one(d):
-    assert stepwise.score_stats(d, 1.0)["score_std"] == pytest.approx(math.sqrt(d), rel=0.05)
-    assert stepwise.score_stats(d, math.sqrt(d))["score_std"] == pytest.approx(1.0, abs=0.05)
+    assert score_stats(d, 1.0)["score_std"] == pytest.approx(math.sqrt(d), rel=0.05)
+    assert score_stats(d, math.sqrt(d))["score_std"] == pytest.approx(1.0, abs=0.05)
 
 
 def test_scaling_changes_peakiness():
-    raw, scaled, by_d = (stepwise.score_stats(64, stepwise.divisor_value(64, s)) for s in stepwise.DIVISORS)
+    raw, scaled, by_d = (score_stats(64, divisor_value(64, s)) for s in DIVISORS)
     assert raw["mean_max_weight"] > scaled["mean_max_weight"] > by_d["mean_max_weight"]
     assert raw["mean_entropy"] < scaled["mean_entropy"] < by_d["mean_entropy"] <= math.log(8) + 1e-9
 
 
 def test_random_scores_are_reproducible_and_not_aliased():
-    first = stepwise.random_scores(16)
-    stepwise.random_scores(16).zero_()  # a caller changing its tensor must not change the next call's
-    assert torch.equal(stepwise.random_scores(16), first) and first.abs().sum() > 0
+    first = random_scores(16)
+    random_scores(16).zero_()  # a caller changing its tensor must not change the next call's
+    assert torch.equal(random_scores(16), first) and first.abs().sum() > 0
     with pytest.raises(ValueError):
-        stepwise.random_scores(0)
+        random_scores(0)
 
 
 def test_entropy_bounds():
-    assert stepwise.entropy(torch.tensor([1.0, 0.0, 0.0])).item() == pytest.approx(0.0)
-    assert stepwise.entropy(torch.full((4,), 0.25)).item() == pytest.approx(math.log(4))
+    assert entropy(torch.tensor([1.0, 0.0, 0.0])).item() == pytest.approx(0.0)
+    assert entropy(torch.full((4,), 0.25)).item() == pytest.approx(math.log(4))
 
 
 def test_plot_scaling_and_bad_divisor():
-    fig = stepwise.plot_scaling(64, "√d")
+    fig = plot_scaling(64, "√d")
     assert len(fig.axes) == 3 and all(ax.get_title() for ax in fig.axes[:2])
     plt.close("all")
     with pytest.raises(ValueError, match="divide_by"):
-        stepwise.divisor_value(64, "2d")
+        divisor_value(64, "2d")
 
 
 def test_plot_attention_and_widget_messages(course):
@@ -83,7 +98,7 @@ def test_plot_attention_and_widget_messages(course):
 
 def test_record_batch_matches_single_traces(course):
     pairs = load_pairs("train")[:5]
-    cache, src_real, tgt_real = stepwise.record_batch(course.model, pairs, "encoder.0.self.weights")
+    cache, src_real, tgt_real = record_batch(course.model, pairs, "encoder.0.self.weights")
     w = cache["encoder.0.self.weights"]  # (B, H, Ts, Ts)
     for b, p in enumerate(pairs):
         t = run_with_trace(course.model, p.english, target=p.german)
@@ -103,33 +118,39 @@ def test_notebook_row_entropy_is_the_librarys_entropy():
         for c in nb["cells"]
         if c["cell_type"] == "code" and "def row_entropy" in "".join(c["source"])
     ]
-    namespace = {"torch": torch, "math": math, "entropy": stepwise.entropy}
+    namespace = {"torch": torch, "math": math, "entropy": entropy}
     exec(src, namespace)  # the cell defines row_entropy and checks it on three rows
     w = torch.softmax(torch.randn(3, 5, 7, generator=torch.Generator().manual_seed(0)) * 4, dim=-1)
     w[0, 0] = torch.tensor([1.0, 0, 0, 0, 0, 0, 0])
-    assert torch.allclose(namespace["row_entropy"](w), stepwise.entropy(w), atol=1e-6)
+    assert torch.allclose(namespace["row_entropy"](w), entropy(w), atol=1e-6)
 
 
-def test_mean_row_entropy_uses_the_rows_of_heads(course):
-    from course_utils import heads, tracing
-
-    batch = heads.trace_pairs(course.model, load_pairs("train")[:12])
-    for place in tracing.PLACES:
-        rows = heads._masses(batch, place, 0)["entropy"]  # per pair (H, n_queries); decoder self without <bos>
-        want = float(torch.cat([torch.as_tensor(r).flatten() for r in rows]).mean())
-        min_keys = 2 if place == "decoder self" else 1  # <bos> sees one key only
-        assert heads.mean_row_entropy(batch, place, 0, min_keys) == pytest.approx(want, abs=1e-6)
-    one_hot = heads.trace_pairs(course.model, load_pairs("train")[:1])
+def test_mean_row_entropy_is_the_mean_over_every_real_row(course):
+    """Expected value computed here, row by row in plain Python, from the recorded weights and the lengths."""
+    batch = trace_pairs(course.model, load_pairs("train")[:12])
+    for place in PLACES:
+        w = batch.weights[trace_key(place, 0, "weights")]  # (B, H, Tq, Tk)
+        values = []
+        for b in range(len(batch.pairs)):
+            ns, nt = int(batch.src_len[b]), int(batch.tgt_len[b])
+            nq, nk = {"encoder self": (ns, ns), "decoder self": (nt, nt), "cross": (nt, ns)}[place]
+            first = 1 if place == "decoder self" else 0  # <bos> sees one key only: no choice, left out
+            for h in range(w.shape[1]):
+                for i in range(first, nq):
+                    values.append(-sum(p * math.log(p) for p in w[b, h, i, :nk].tolist() if p > 0))
+        min_keys = 2 if place == "decoder self" else 1
+        assert mean_row_entropy(batch, place, 0, min_keys) == pytest.approx(sum(values) / len(values), abs=1e-9)
+    one_hot = trace_pairs(course.model, load_pairs("train")[:1])
     one_hot.weights = {
         k: torch.zeros_like(v).index_fill_(-1, torch.tensor([0]), 1.0) for k, v in one_hot.weights.items()
     }
-    assert heads.mean_row_entropy(one_hot, "encoder self", 1) == 0.0
+    assert mean_row_entropy(one_hot, "encoder self", 1) == 0.0
 
 
 def test_real_scores_are_the_traced_scores_of_real_allowed_pairs(course):
     pairs = load_pairs("train")[:6]
     traces = [run_with_trace(course.model, p.english, target=p.german) for p in pairs]
-    got_all = stepwise.real_scores(course.model, pairs)
+    got_all = real_scores(course.model, pairs)
     assert set(got_all) == {(p, layer) for p in ("encoder self", "decoder self", "cross") for layer in (0, 1)}
     for place, key in (
         ("encoder self", "encoder.1.self"),

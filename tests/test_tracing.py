@@ -7,19 +7,15 @@ import fnmatch
 import pytest
 import torch
 
-from course_utils.data import BOS, encode_source, encode_target, load_pairs, pad_batch
-from course_utils.model import build_model, translate
-from course_utils.tracing import (
-    Trace,
+from course_utils.core.data import BOS, encode_source, encode_target, load_pairs, pad_batch
+from course_utils.core.model import build_model, translate
+from course_utils.inspect.interventions import (
     ablate_head,
     first_token_attention,
-    hook_points,
     last_token_attention,
-    patch,
-    record,
-    run_with_trace,
     uniform_attention,
 )
+from course_utils.inspect.tracing import Trace, hook_points, patch, record, run_with_trace
 
 
 def n_hooks(model) -> int:
@@ -412,7 +408,7 @@ def test_weight_interventions_get_the_mask_not_the_weights_sign():
     """An allowed weight can underflow to exactly 0 (the saturated model's layer-0 weights, down to ~1e-50, do in
     float32): uniform attention must still spread over every allowed key, so it reads the recorded mask, not
     `weights > 0`."""
-    from course_utils.training import load_standard_model
+    from course_utils.training.zoo import load_standard_model
 
     model = load_standard_model("saturated").model
     seen = {}
@@ -434,9 +430,9 @@ def test_weight_interventions_get_the_mask_not_the_weights_sign():
 
 
 def test_query_inputs_equal_the_q_input_hook(course):
-    from course_utils import projections
+    from course_utils.measures.qkv import query_inputs
 
-    tokens, X = projections.query_inputs(course.model, "we eat bread", "encoder.0.self")
+    tokens, X = query_inputs(course.model, "we eat bread", "encoder.0.self")
     trace = run_with_trace(course.model, "we eat bread", names=["encoder.embed"])
     assert tokens == ["we", "eat", "bread"]
     torch.testing.assert_close(X, trace["encoder.embed"], rtol=0, atol=0)
@@ -445,7 +441,7 @@ def test_query_inputs_equal_the_q_input_hook(course):
 def test_projections_layer_input_is_the_q_input_hook(course):
     """projections.layer_input reads the hook instead of re-running the encoder's loop by hand: layer 1's input is
     layer 0's output, as a hand-run of the first encoder layer gives it."""
-    from course_utils.projections import layer_input
+    from course_utils.measures.qkv import layer_input
 
     m = course.model
     x1, words = layer_input(m, "we want to eat bread", layer=1)
@@ -457,7 +453,7 @@ def test_projections_layer_input_is_the_q_input_hook(course):
 
 
 def test_one_vocabulary_of_places_and_trace_keys():
-    from course_utils.tracing import PLACE_NAMES, PLACES, place_of, place_prefix, trace_key
+    from course_utils.core.places import PLACE_NAMES, PLACES, place_of, place_prefix, trace_key
 
     assert PLACES == ("encoder self", "decoder self", "cross") and set(PLACE_NAMES) == set(PLACES)
     assert trace_key("encoder self", 0, "q") == "encoder.0.self.q"

@@ -9,19 +9,12 @@ import pytest
 import torch
 
 from course_utils import MODEL_FORMAT_VERSION
-from course_utils.data import BOS, SPECIALS, data_dir, load_pairs
-from course_utils.errors import IncompatibleModelFileError
-from course_utils.model import ModelConfig, translate, translate_batch
-from course_utils.tracing import Trace, run_with_trace
-from course_utils.training import (
-    TrainConfig,
-    TrainResult,
-    load_course_model,
-    make_batches,
-    save_course_model,
-    single_thread,
-    train,
-)
+from course_utils.core.data import BOS, SPECIALS, data_dir, load_pairs
+from course_utils.core.errors import IncompatibleModelFileError
+from course_utils.core.model import ModelConfig, translate, translate_batch
+from course_utils.inspect.tracing import Trace, run_with_trace
+from course_utils.training.files import load_course_model, save_course_model
+from course_utils.training.train import TrainConfig, TrainResult, make_batches, single_thread, train
 
 SHORT = TrainConfig(epochs=3, snapshot_epochs=(1, 3))
 

@@ -15,11 +15,11 @@ import pytest
 import torch
 from torch import nn
 
-from course_utils import training
-from course_utils.data import build_vocabs, encode_source, load_pairs, load_probes
-from course_utils.model import ModelConfig, build_model, translate
-from course_utils.precision import close_to_stored, max_difference
-from course_utils.training import TrainConfig, load_standard_model, make_batches, single_thread
+from course_utils.core.data import build_vocabs, encode_source, load_pairs, load_probes
+from course_utils.core.model import ModelConfig, build_model, translate
+from course_utils.core.precision import close_to_stored, max_difference
+from course_utils.training.train import TrainConfig, make_batches, single_thread, train
+from course_utils.training.zoo import load_standard_model
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "05_training_the_translator.ipynb"
 LOOP_MARKER = "# the training loop, in the open"
@@ -60,7 +60,7 @@ def run_loop(source: str, epochs: int, seed: int = 0) -> dict:
 
 def library_weights(epochs: int, seed: int = 0) -> dict[str, torch.Tensor]:
     config = TrainConfig(epochs=epochs, seed=seed, snapshot_epochs=())
-    return training.train(ModelConfig(), config, probes={}, log=None).model.state_dict()
+    return train(ModelConfig(), config, probes={}, log=None).model.state_dict()
 
 
 def bit_identical(a: dict, b: dict) -> bool:
@@ -83,7 +83,7 @@ def test_notebook_loop_equals_library_train(loop_source, two_epochs):
     ns = run_loop(loop_source, epochs=2)
     assert bit_identical(ns["model"].state_dict(), two_epochs)
     assert [h["epoch"] for h in ns["history"]] == [1, 2]
-    ref = training.train(ModelConfig(), TrainConfig(epochs=2, snapshot_epochs=()), probes={}, log=None)
+    ref = train(ModelConfig(), TrainConfig(epochs=2, snapshot_epochs=()), probes={}, log=None)
     assert [h["loss"] for h in ns["history"]] == [r["loss"] for r in ref.history]
     assert [h["token_acc"] for h in ns["history"]] == [r["token_acc"] for r in ref.history]
 

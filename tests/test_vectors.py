@@ -11,23 +11,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from course_utils.errors import CourseInputError  # noqa: E402
-from course_utils.vectors import (
-    SENTENCES_2D,
-    SENTENCES_3D,
-    TOPIC_COLOURS,
-    WORDS_2D,
-    as_matrix,
-    cosine,
-    cosine_matrix_of,
-    dot,  # noqa: E402
-    dot_matrix,
-    plot_pair,
-    plot_sentence_vectors,
-    plot_vectors_3d,
-    topic,
-    topic_check,
-)
+from course_utils.core.errors import CourseInputError  # noqa: E402
+from course_utils.core.toys import SENTENCES_2D, SENTENCES_3D, WORDS_2D
+from course_utils.measures.sentence_vectors import as_matrix, cosine_matrix_of, dot_matrix, topic, topic_check
+from course_utils.measures.similarity import cosine, dot
+from course_utils.views.vectors import TOPIC_COLOURS, plot_pair, plot_sentence_vectors, plot_vectors_3d
 
 
 def _dot_by_hand(a, b):

@@ -27,7 +27,7 @@ WIDGET_NOTEBOOKS = [
 ]
 DRIVE = """\
 import json as _json
-from course_utils import widgets as _widgets
+from course_utils.views import widgets as _widgets
 _results = _widgets.drive_all()
 print("DRIVEN " + _json.dumps({"widgets": len(_results), "views": [len(r) for r in _results],
     "messages": sum(m is not None for r in _results for _, m, _ in r)}))

@@ -12,9 +12,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_utils.clientside import VEGALITE_MIME, tsv_rows
-from course_utils.tracing import PLACE_NAMES, PLACES, run_with_trace, trace_key
-from course_utils.training import SEEDS
+from course_utils.core.places import PLACE_NAMES, PLACES, trace_key
+from course_utils.inspect.tracing import run_with_trace
+from course_utils.training.zoo import SEEDS
+from course_utils.views.clientside.base import VEGALITE_MIME, tsv_rows
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "05_training_the_translator.ipynb"
 

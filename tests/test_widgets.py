@@ -13,16 +13,31 @@ import pytest  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from course_utils import widgets as W  # noqa: E402
-from course_utils.errors import CourseInputError, ShapeError, UnknownWordError  # noqa: E402
-from course_utils.widgets import dropdown, figure_png, interactive_plot, render, slider  # noqa: E402
+import course_utils.views.widgets as views_widgets  # noqa: E402
+from course_utils.core.errors import CourseInputError, ShapeError, UnknownWordError  # noqa: E402
+from course_utils.views.widgets import (  # noqa: E402  # noqa: E402
+    UNKNOWN_WORD,
+    built,
+    choice,
+    clear_built,
+    control_values,
+    drive,
+    drive_all,
+    dropdown,
+    figure_png,
+    interactive_plot,
+    pairwise,
+    render,
+    slider,
+    view_choices,
+)
 
 
 @pytest.fixture(autouse=True)
 def fresh_registry():
-    W.clear_built()
+    clear_built()
     yield
-    W.clear_built()
+    clear_built()
     plt.close("all")
 
 
@@ -125,10 +140,10 @@ def test_figure_png_draws_once_with_a_layout_engine_else_crops_like_inline():
 
 
 def test_choice_is_a_row_of_buttons_with_the_first_option_by_default():
-    w = W.choice(["1", "√d", "d"], description="divide q·k by")
+    w = choice(["1", "√d", "d"], description="divide q·k by")
     assert isinstance(w, ipywidgets.ToggleButtons)
     assert w.options == ("1", "√d", "d") and w.value == "1" and w.description == "divide q·k by"
-    assert W.choice([4, 16, 64], 16).value == 16
+    assert choice([4, 16, 64], 16).value == 16
 
 
 @pytest.mark.parametrize("layout", ["row", "column"])
@@ -150,7 +165,7 @@ def test_an_unknown_layout_is_a_course_error():
 
 def test_a_message_is_html_that_wraps_between_words_with_a_plain_text_form(monkeypatch):
     shown = []
-    monkeypatch.setattr(W, "display", lambda obj, raw=False: shown.append((obj, raw)))
+    monkeypatch.setattr(views_widgets, "display", lambda obj, raw=False: shown.append((obj, raw)))
 
     def plot(word):
         raise UnknownWordError(word, ["apple", "bread"], "English")
@@ -178,23 +193,23 @@ def test_course_errors_are_deliberate_and_any_other_error_is_accidental():
 
 
 def test_control_values_cover_each_kind_of_control():
-    assert W.control_values(dropdown(["a", "b", "c"], "b")) == ["b", "a", "c"]  # the current value first
-    assert W.control_values(W.choice([1, 2])) == [1, 2]
-    assert W.control_values(slider(0, 3, 1)) == [1, 0, 2, 3]
-    assert W.control_values(ipywidgets.SelectionSlider(options=["1", "√d"], value="√d")) == ["√d", "1"]
+    assert control_values(dropdown(["a", "b", "c"], "b")) == ["b", "a", "c"]  # the current value first
+    assert control_values(choice([1, 2])) == [1, 2]
+    assert control_values(slider(0, 3, 1)) == [1, 0, 2, 3]
+    assert control_values(ipywidgets.SelectionSlider(options=["1", "√d"], value="√d")) == ["√d", "1"]
     few = ipywidgets.SelectMultiple(options=["q", "k", "v"], value=("q",))
-    assert W.control_values(few)[0] == ("q",) and len(W.control_values(few)) == 7  # every non-empty subset
+    assert control_values(few)[0] == ("q",) and len(control_values(few)) == 7  # every non-empty subset
     many = ipywidgets.SelectMultiple(options=list("abcdef"), value=("a", "b", "c"))
-    assert len(W.control_values(many)) == 1 + 6 + 15  # the current value, singletons and pairs
-    assert W.control_values(ipywidgets.Text(value="we eat apple")) == ["we eat apple", "", W.UNKNOWN_WORD]
-    assert W.control_values(ipywidgets.Combobox(value="eat", options=["eat"])) == ["eat", "", W.UNKNOWN_WORD]
+    assert len(control_values(many)) == 1 + 6 + 15  # the current value, singletons and pairs
+    assert control_values(ipywidgets.Text(value="we eat apple")) == ["we eat apple", "", UNKNOWN_WORD]
+    assert control_values(ipywidgets.Combobox(value="eat", options=["eat"])) == ["eat", "", UNKNOWN_WORD]
 
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.integers(1, 5), min_size=0, max_size=6))
 def test_pairwise_rows_cover_every_pair_of_values_of_every_two_controls(sizes):
     values = [[f"{k}:{v}" for v in range(n)] for k, n in enumerate(sizes)]
-    rows = W.pairwise(values)
+    rows = pairwise(values)
     if not values:
         assert rows == []
         return
@@ -208,10 +223,10 @@ def test_pairwise_rows_cover_every_pair_of_values_of_every_two_controls(sizes):
 
 
 def test_view_choices_are_every_combination_when_few_else_pairwise():
-    ui = interactive_plot(lambda a, b, c: None, {"a": dropdown("xyz"), "b": slider(0, 3), "c": W.choice([0, 1])})
-    views = W.view_choices(ui, max_views=24)
+    ui = interactive_plot(lambda a, b, c: None, {"a": dropdown("xyz"), "b": slider(0, 3), "c": choice([0, 1])})
+    views = view_choices(ui, max_views=24)
     assert len(views) == 24 and views[0] == {"a": "x", "b": 0, "c": 0}
-    fewer = W.view_choices(ui, max_views=10)
+    fewer = view_choices(ui, max_views=10)
     assert 12 <= len(fewer) < 24  # all 12 (a, b) pairs at least
 
 
@@ -234,8 +249,8 @@ def test_drive_shows_every_choice_records_each_message_and_restores_the_defaults
         "kinds": ipywidgets.SelectMultiple(options=["q", "out"], value=("q",)),
     }
     ui = interactive_plot(plot, controls)
-    assert W.built() == [ui]
-    results = W.drive(ui)
+    assert built() == [ui]
+    results = drive(ui)
     assert len(results) == 2 * 2 * 3
     assert {tuple(c.values()) for c, _, _ in results} == set(
         itertools.product(["apple", "aple"], [0, 1], [("q",), ("out",), ("q", "out")])
@@ -251,7 +266,7 @@ def test_drive_shows_every_choice_records_each_message_and_restores_the_defaults
     assert {n: w.value for n, w in controls.items()} == {"word": "apple", "head": 0, "kinds": ("q",)}
     assert ui.message is None
     with pytest.raises(AssertionError) as info:
-        W.drive_all()
+        drive_all()
     text = str(info.value)
     assert (
         text.count("same shape") == 2
@@ -269,16 +284,16 @@ def test_drive_all_passes_when_every_message_is_deliberate():
         return f"view of {word}"
 
     interactive_plot(plot, {"word": dropdown(["apple", "aple"])})
-    interactive_plot(lambda n: f"{n}", {"n": W.choice([1, 2, 3])})
-    results = W.drive_all()
+    interactive_plot(lambda n: f"{n}", {"n": choice([1, 2, 3])})
+    results = drive_all()
     assert [len(r) for r in results] == [2, 3]
-    W.clear_built()
-    assert W.drive_all() == []
+    clear_built()
+    assert drive_all() == []
 
 
 def test_a_widget_that_cannot_be_drawn_reads_as_a_sentence_not_a_repr():
     """Untrusted JupyterLab (or any page without a widget manager) shows text/plain: a sentence, never 'VBox(...'."""
-    from course_utils.widgets import NOT_RUNNING
+    from course_utils.views.widgets import NOT_RUNNING
 
     ui = interactive_plot(lambda word: None, {"word": dropdown(["eat", "apple"])})
     bundle = ui._repr_mimebundle_()

@@ -1,4 +1,4 @@
-"""Exercise checkers, one module per notebook (nb01 ... nb10).
+"""Exercise checkers, one module per notebook: nb01, nb02, nb03, nb04, nb05, nb06, nb07, nb08, nb09, nb10.
 
 Every checker returns True for a right answer and False for a wrong one, and prints one line of
 feedback; `tests/` checks that wrong answers are rejected. Three kinds of line, one vocabulary:

@@ -6,8 +6,10 @@ import math
 
 import numpy as np
 
-from ..vectors import SENTENCES_2D, SENTENCES_3D, cosine, dot, topic
-from . import feedback, not_answered
+from course_utils.core.toys import SENTENCES_2D, SENTENCES_3D
+from course_utils.exercises import feedback, not_answered
+from course_utils.measures.sentence_vectors import topic
+from course_utils.measures.similarity import cosine, dot
 
 
 def _number(x) -> float | None:

@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import torch
 
-from ..precision import DTYPE
-from ..projections import TOY_VOCAB, TOY_WQ
-from . import feedback, not_answered
-
-# The sentences of exercise 3 (cross-attention rows) and of the layer-0 prediction.
-CROSS_SENTENCE = "i can eat bread"  # -> decoder input <bos> ich kann brot essen
-SAME_WORD_SENTENCES = ("we want to eat apple", "we want to eat bread")
+from course_utils.core.precision import DTYPE
+from course_utils.core.toys import TOY_VOCAB, TOY_WQ
+from course_utils.exercises import feedback, not_answered
 
 
 def _layers(result):

@@ -6,11 +6,11 @@ import math
 
 import torch
 
-from ..attention import masked_softmax, scaled_dot_product_attention
-from ..model import INITS  # the one list of initialisations
-from ..precision import DTYPE
-from ..stepwise import toy_embeddings
-from . import NOT_ANSWERED, feedback, not_answered
+from course_utils.core.attention import masked_softmax, scaled_dot_product_attention
+from course_utils.core.model import INITS  # the one list of initialisations
+from course_utils.core.precision import DTYPE
+from course_utils.core.toys import toy_embeddings
+from course_utils.exercises import NOT_ANSWERED, feedback, not_answered
 
 TOY_WORDS = ("i", "can", "eat", "apple")
 

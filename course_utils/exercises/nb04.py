@@ -7,8 +7,8 @@ import math
 import torch
 from torch import nn
 
-from ..attention import MultiHeadAttention
-from . import feedback, not_answered
+from course_utils.core.attention import MultiHeadAttention
+from course_utils.exercises import feedback, not_answered
 
 B, D_MODEL, H = 2, 64, 8  # exercise 2 (batch size, d_model) and exercise 3 (H)
 SHAPES_B, SHAPES_T, SHAPES_H = 3, 7, 16  # exercise 1: not a case that the notebook's shape table shows

@@ -8,12 +8,12 @@ import re
 import torch
 from torch import nn
 
-from . import feedback, not_answered
+from course_utils.exercises import feedback, not_answered
 
 _LAYER_SIZES = ((64, 128), (32, 64), (16, 48), (128, 256))  # (d_model, d_ff): the course's first
 
 
-def _layer_count(d, f, decoder, *, bias=True, norms=2, w_o=True, ff_linears=2, cross=True) -> int:
+def layer_count(d, f, decoder, *, bias=True, norms=2, w_o=True, ff_linears=2, cross=True) -> int:
     """Parameters of one layer from its parts (norms: numbers per LayerNorm in units of d_model, 2 = gain and
     bias); the keyword arguments other than the defaults are the typical mistakes."""
     linear = d * d + (d if bias else 0)
@@ -40,7 +40,7 @@ _LAYER_MISTAKES = (
 
 def _built_layer_counts(d_model: int, d_ff: int) -> tuple[int, int]:
     """(encoder layer, decoder layer) parameters of a model built with these sizes: the truth the checker uses."""
-    from ..model import ModelConfig, build_model, parameter_counts
+    from course_utils.core.model import ModelConfig, build_model, parameter_counts
 
     counts = parameter_counts(build_model(ModelConfig(d_model=d_model, d_ff=d_ff)))
     return counts["encoder layer 0"], counts["decoder layer 0"]
@@ -65,7 +65,7 @@ def check_layer_parameters(layer_parameters) -> bool:
     want = {}
     for d, f in _LAYER_SIZES:
         want[d, f, False], want[d, f, True] = _built_layer_counts(d, f)
-    assert all(want[c] == _layer_count(*c) for c in cases)  # the parts below are the model's parts
+    assert all(want[c] == layer_count(*c) for c in cases)  # the parts below are the model's parts
     if got == want:
         d, f = _LAYER_SIZES[0]
         extra = want[d, f, True] - want[d, f, False]
@@ -77,7 +77,7 @@ def check_layer_parameters(layer_parameters) -> bool:
             "",
         )
     for kwargs, hint in _LAYER_MISTAKES:
-        if all(got[c] == _layer_count(*c, **kwargs) for c in cases):
+        if all(got[c] == layer_count(*c, **kwargs) for c in cases):
             return feedback(False, "", hint)
     first = next(c for c in cases if got[c] != want[c])
     if all(got[c] == want[c] for c in cases if c[:2] == _LAYER_SIZES[0]):
@@ -231,7 +231,7 @@ def check_first_loss(my_first_loss, first_loss: float) -> bool:
 BOS = 1  # index of <bos> in the German vocabulary
 
 
-def _step(
+def reference_step(
     model, opt, src, labels, *, bos=True, drop_last=True, zero_grad=True, ignore_pad=True, copy=False, axes="bt"
 ) -> float:
     """The reference step on (src, labels) (all flags default) and its typical mistakes; axes="tb" flattens the
@@ -315,9 +315,9 @@ _TOO_LONG = (
 def _two_steps(step, n_steps: int = 2):
     """Run `step(model, opt, src, labels)` on the first n_steps batches of a fresh seed-0 model, labels =
     tgt[:, 1:]; (losses, weights, error)."""
-    from ..data import build_vocabs, load_pairs
-    from ..model import ModelConfig, build_model
-    from ..training import TrainConfig, make_batches, single_thread
+    from course_utils.core.data import build_vocabs, load_pairs
+    from course_utils.core.model import ModelConfig, build_model
+    from course_utils.training.train import TrainConfig, make_batches, single_thread
 
     pairs = load_pairs("train")
     src_vocab, tgt_vocab = build_vocabs(pairs)
@@ -378,7 +378,7 @@ def check_training_step(training_step) -> bool:
     numbers = [_as_number(x) for x in losses]
     if any(x is None for x in numbers):
         return feedback(False, "", f"return the loss, a number (loss or loss.item()); got {losses[0]!r}.")
-    reference = _two_steps(_step)[:2]
+    reference = _two_steps(reference_step)[:2]
     if _same((numbers, weights), reference):
         return feedback(
             True,
@@ -387,7 +387,7 @@ def check_training_step(training_step) -> bool:
             "",
         )
     for kwargs, hint in _MISTAKES.values():
-        if _same((numbers, weights), _two_steps(lambda *a, kw=kwargs: _step(*a, **kw))[:2]):
+        if _same((numbers, weights), _two_steps(lambda *a, kw=kwargs: reference_step(*a, **kw))[:2]):
             return feedback(False, "", hint)
     if len(numbers) and abs(numbers[0] - reference[0][0]) > 1e-4 * reference[0][0]:
         return feedback(

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..clustering import PAIR, cosine_distance, pairwise_spread, relative_distance, word_vector
-from . import feedback, not_answered, python_loops
+from course_utils.exercises import feedback, not_answered, python_loops
+from course_utils.measures.clustering import PAIR, word_vector
+from course_utils.measures.similarity import cosine_distance, pairwise_spread, relative_distance
 
 SHARED = ("we", "want", "to", "eat")  # the words both sentences of PAIR share (exercise 2)
 
@@ -72,7 +73,7 @@ def _compare(my_prediction, want) -> str:
 def check_most_changed_word(shifts, my_prediction=None) -> bool:
     """Exercise 2: shifts = {word: relative distance of its encoder layer-1 x1 between the two sentences, epoch 30,
     seed 0} for the shared words; my_prediction (the word guessed to move most) is compared, not graded."""
-    from ..training import load_standard_model
+    from course_utils.training.zoo import load_standard_model
 
     if shifts is None:
         return not_answered("fill in shifts = {word: relative distance} for we, want, to, eat, then re-run.")
@@ -122,7 +123,7 @@ def head_shift(trace_a, trace_b, key: str, head: int, word: str = "eat") -> floa
 
 
 def _head_cases():
-    from ..training import load_standard_model
+    from course_utils.training.zoo import load_standard_model
 
     s0, s4 = (load_standard_model("learned", s).snapshots[30] for s in (0, 4))
     return [

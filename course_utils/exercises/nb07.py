@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..training import SEEDS  # exercise 3: the shipped seeds of the learned-PE model
-from . import feedback, not_answered
+from course_utils.exercises import feedback, not_answered
+from course_utils.training.zoo import SEEDS  # exercise 3: the shipped seeds of the learned-PE model
 
 MOVED = "can apple we eat"  # exercise 2: "we can eat apple" reordered (perm [1, 3, 0, 2], not its own inverse)
 SYMMETRY = {  # exercise 1: what happens to each thing when the English words are reordered
@@ -21,8 +21,8 @@ FOUR_WORDS, FOUR_GERMAN = "we can eat apple", "wir können einen apfel essen"  #
 
 def no_pe_weights(sentence: str) -> np.ndarray:
     """Encoder layer-0 attention weights (H, T, T) of the shipped no-PE model for one sentence."""
-    from ..tracing import run_with_trace
-    from ..training import load_standard_model
+    from course_utils.inspect.tracing import run_with_trace
+    from course_utils.training.zoo import load_standard_model
 
     model = load_standard_model("none").model
     return run_with_trace(model, sentence, names=["encoder.0.self.weights"])["encoder.0.self.weights"].double().numpy()
@@ -31,7 +31,7 @@ def no_pe_weights(sentence: str) -> np.ndarray:
 def check_moved_weights(moved) -> bool:
     """Exercise 2: moved(W_a, perm) turns the no-PE encoder layer-0 weights of "we can eat apple" into those of
     MOVED, with perm[i] = where MOVED's i-th word sits in "we can eat apple"."""
-    from ..probing import TOLERANCE, word_permutation
+    from course_utils.measures.probing import TOLERANCE, word_permutation
 
     old, new = "we can eat apple", MOVED
     perm = word_permutation(old.split(), new.split())
@@ -99,8 +99,8 @@ def check_symmetry(answers) -> bool:
 
 def distinct_counts(sentence: str = FIVE_WORDS) -> dict[int, int]:
     """The true answer of exercise 3: distinct translations over all orderings, per seed of the learned-PE model."""
-    from ..probing import distinct_translations
-    from ..training import load_standard_model
+    from course_utils.measures.probing import distinct_translations
+    from course_utils.training.zoo import load_standard_model
 
     return {s: len(distinct_translations(load_standard_model("learned", s).model, sentence)) for s in SEEDS}
 
@@ -141,7 +141,7 @@ def check_distinct(counts, one_each=None) -> bool:
 
 def check_orderings(my_orderings, model) -> bool:
     """Prediction: of the 24 orderings of FOUR_WORDS, how many does `model` translate as FOUR_GERMAN?"""
-    from ..probing import distinct_translations
+    from course_utils.measures.probing import distinct_translations
 
     if my_orderings is None:
         return not_answered("write your guess (a whole number from 0 to 24) into my_orderings, then re-run.")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import feedback, names_used, not_answered, python_loops
+from course_utils.exercises import feedback, names_used, not_answered, python_loops
 
 MISLEADING_AGAIN = "i can eat bread book"  # exercise 3: the misleading sentence with another food
 MOVED_KEYS = {"encoder.0.self.x1": "can", "decoder.0.cross.x1": "kann"}  # exercise 2: key -> seed 0's mover
@@ -14,7 +14,7 @@ _CHECKED_KEYS = (*MOVED_KEYS, "encoder.1.layer_out", "decoder.1.layer_out")  # m
 def check_word_spread(fn) -> bool:
     """Exercise 1: my_word_spread(V) -> mean over pairs i < j of 1 - cos(V[i], V[j]), for V of shape (n, dim),
     without a Python loop."""
-    from ..probing import mean_pairwise_cosine_distance
+    from course_utils.measures.similarity import mean_pairwise_cosine_distance
 
     not_yet = "write the body of my_word_spread(V) (it returns one number), then re-run the cell."
     if fn is None:
@@ -70,7 +70,7 @@ def check_word_spread(fn) -> bool:
 
 def most_moved_words(seed_traces, key: str) -> dict[int, str]:
     """{seed: the shared word with the largest word spread at `key`} for {seed: five-sentence traces}."""
-    from ..probing import word_spread
+    from course_utils.measures.probing import word_spread
 
     out = {}
     for s, traces in seed_traces.items():
@@ -84,8 +84,8 @@ def check_most_moved(fn, seed_traces, predicted_can=None, predicted_kann=None) -
     (largest word spread), written without probing's spread helpers; predicted_can / predicted_kann: the number
     of seeds (0-5) the learner guessed 'can' (encoder layer-0 X1) / 'kann' (cross-attention layer-0 X1) moves
     most on (compared, not graded)."""
-    from ..analysis import seed_verdict
-    from ..probing import shared_positions, word_spread
+    from course_utils.measures.probing import shared_positions, word_spread
+    from course_utils.measures.tables import seed_verdict
 
     not_yet = "write the body of most_moved(traces, key) (it returns one word), then re-run the cell."
     if fn is None:
@@ -139,8 +139,8 @@ def check_most_moved(fn, seed_traces, predicted_can=None, predicted_kann=None) -
 
 def kept_objects(sentence: str = MISLEADING_AGAIN) -> dict[int, str]:
     """{seed: the English object whose German noun is in that seed's translation of `sentence`}."""
-    from ..model import translate
-    from ..training import SEEDS, load_standard_model
+    from course_utils.core.model import translate
+    from course_utils.training.zoo import SEEDS, load_standard_model
 
     german = {"brot": "bread", "buch": "book", "apfel": "apple", "zeitung": "newspaper"}
     out = {}

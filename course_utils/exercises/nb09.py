@@ -9,19 +9,22 @@ import textwrap
 
 import torch
 
-from ..data import encode_source, encode_target, pad_batch
-from ..heads import head_statistics, ov_map
-from ..interventions import accuracy
-from ..precision import DTYPE
-from ..tracing import PLACES, ablate_head, patch, trace_key
-from . import feedback, names_used, not_answered
+from course_utils.core.data import encode_source, encode_target, pad_batch
+from course_utils.core.places import PLACES, trace_key
+from course_utils.core.precision import DTYPE
+from course_utils.exercises import feedback, names_used, not_answered
+from course_utils.inspect.interventions import ablate_head
+from course_utils.inspect.tracing import patch
+from course_utils.measures.attention_stats import head_statistics
+from course_utils.measures.interventions import accuracy
+from course_utils.measures.weight_maps import ov_map
 
 # Exercise 1: a head detector, run over the corpus
 
 DETECTED = {"encoder self": ("itself", "previous"), "decoder self": ("itself", "previous"), "cross": ("aligned",)}
 
 
-def _variant(batch, place: str, layer: int, head: int, mistake: str | None = None) -> dict[str, float]:
+def detector_variant(batch, place: str, layer: int, head: int, mistake: str | None = None) -> dict[str, float]:
     """The detector's scores of one head, right (mistake None) or with a typical mistake:
     "padding" (every row and key of the padded batch), "next" (off by one: the key after the query),
     "keys" (the aligned weight averaged over the aligned keys instead of summed), "bos" (decoder <bos> row kept)."""
@@ -108,7 +111,7 @@ def check_head_detector(head_detector, batch) -> bool:
         )
     key, measures = next(iter(wrong.items()))
     for mistake, hint in MISTAKES.items():
-        v = _variant(batch, *key, mistake=mistake)
+        v = detector_variant(batch, *key, mistake=mistake)
         if all(math.isclose(float(got[key][m]), v.get(m, math.nan), abs_tol=1e-6) for m in measures):
             return feedback(False, "", f"{key}: {hint}")
     return feedback(
@@ -141,28 +144,34 @@ def _ov_variants(attn, head: int) -> dict[str, torch.Tensor]:
 
 
 def _calls_library_ov_map(fn) -> bool:
-    """True when fn's source calls `<module>.ov_map(...)` (the course's copy), e.g. heads.ov_map; the learner's own
-    function is also named ov_map, so a plain name does not count."""
+    """True when fn calls the course's copy, `weight_maps.ov_map`, under any name: a call `<module>.ov_map(...)`,
+    or a call of a name that fn's globals bind to the library function (the learner's own function is also
+    named ov_map, so the plain name alone does not count)."""
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
     except (OSError, TypeError, SyntaxError):
         return False
+    names = getattr(fn, "__globals__", {})
     return any(
-        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "ov_map"
+        isinstance(n, ast.Call)
+        and (
+            (isinstance(n.func, ast.Attribute) and n.func.attr == "ov_map")
+            or (isinstance(n.func, ast.Name) and names.get(n.func.id) is ov_map)
+        )
         for n in ast.walk(tree)
     )
 
 
 def check_ov_map(ov_map_fn, model, prefix: str = "encoder.0.self") -> bool:
     """ov_map_fn(attn, head) -> W^V_h W^O_h (d_model, d_model), attn a MultiHeadAttention (e.g. model.encoder[0].self_attn);
-    compared with heads.ov_map for every head of `prefix`."""
-    from ..projections import _mha
+    compared with weight_maps.ov_map for every head of `prefix`."""
+    from course_utils.measures.weight_maps import attention_module as _mha
 
     if _calls_library_ov_map(ov_map_fn):
         return feedback(
             False,
             "",
-            "ov_map calls the course's copy (heads.ov_map): build W^V_h W^O_h yourself from attn.w_v and attn.w_o.",
+            "ov_map calls the course's copy (weight_maps.ov_map): build W^V_h W^O_h yourself from attn.w_v and attn.w_o.",
         )
     attn = _mha(model, prefix)
     try:

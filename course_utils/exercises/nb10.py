@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from . import feedback, not_answered
+from course_utils.exercises import feedback, not_answered
 
 # Exercise 2: a previous-token detector, then the model's previous-token head
 
@@ -78,7 +78,9 @@ def check_previous_token_mass(fn) -> bool:
 
 def previous_token_head(model=None, sentences=None) -> tuple[int, int]:
     """(layer, head) with the largest mean previous-token weight over `sentences` (default: the paraphrase set)."""
-    from ..pretrained import PARAPHRASES, head_masses, load_minilm, record_sentences
+    from course_utils.core.pretrained import load_minilm
+    from course_utils.inspect.pretrained import record_sentences
+    from course_utils.measures.pretrained import PARAPHRASES, head_masses
 
     model = model or load_minilm()
     sentences = sentences or [s for pair in PARAPHRASES for s in pair]

@@ -1,0 +1,99 @@
+"""TODO training.zoo"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from course_utils.core.data import load_probes
+from course_utils.core.errors import ConfigError
+from course_utils.core.model import ModelConfig
+from course_utils.training.files import load_course_model, save_course_model
+from course_utils.training.train import TrainConfig, TrainResult, train
+
+# ---- the standard models shipped in models/ ----
+
+SEEDS = (0, 1, 2, 3, 4)  # every verdict about a trained model is computed on each of these
+
+# name -> (model config, shipped seeds). Seed 0 of "learned" is *the* course model.
+STANDARD_MODELS: dict[str, tuple[ModelConfig, tuple[int, ...]]] = {
+    "learned": (ModelConfig(), SEEDS),  # the blog's setting: learned positions, Xavier init
+    "sinusoidal": (ModelConfig(pos_encoding="sinusoidal"), (0,)),
+    "none": (ModelConfig(pos_encoding="none"), (0,)),
+    "one_head": (ModelConfig(n_heads=1), SEEDS),  # notebook 04: does splitting into heads help?
+    "saturated": (ModelConfig(init="torch_default"), SEEDS),  # notebook 03: PyTorch's default init, a lesson
+}
+
+
+def _check_standard(name: str, seed: int) -> tuple[ModelConfig, tuple[int, ...]]:
+    if name not in STANDARD_MODELS:
+        raise ConfigError(f"unknown standard model {name!r}; choose one of {tuple(STANDARD_MODELS)}")
+    cfg, seeds = STANDARD_MODELS[name]
+    if seed not in seeds:
+        raise ConfigError(f"the {name!r} model is shipped for seeds {seeds}; got seed {seed!r}")
+    return cfg, seeds
+
+
+def standard_probes(name: str = "learned", seed: int = 0) -> dict[str, str | None]:
+    """The probe sentences snapshotted at epochs 1, 15, 30 in a shipped file: every probe for seed 0 of the
+    three positional-encoding models; the blog's context pair for the other seeds (small files); none for
+    the 1-head models (only their weights and history are needed)."""
+    _check_standard(name, seed)
+    if name == "one_head":
+        return {}
+    if seed == 0 and name in ("learned", "sinusoidal", "none"):
+        return load_probes()
+    return load_probes("context_pair")
+
+
+def course_model(name: str = "learned", seed: int = 0, log=None) -> TrainResult:
+    """Train a standard course model from scratch (deterministic, ~2 s on one CPU thread).
+
+    name: "learned" (the source blog's setting), "sinusoidal", "none", "one_head" or "saturated"
+    (see STANDARD_MODELS); seed: one of the shipped seeds.
+    """
+    cfg, _ = _check_standard(name, seed)
+    return train(cfg, TrainConfig(seed=seed), probes=standard_probes(name, seed), log=log)
+
+
+def standard_model_path(name: str = "learned", seed: int = 0) -> Path:
+    _check_standard(name, seed)
+    suffix = "" if seed == 0 else f"_seed{seed}"
+    return Path(__file__).resolve().parents[2] / "models" / f"course_model_{name}{suffix}.pt"
+
+
+def load_standard_model(name: str = "learned", seed: int = 0) -> TrainResult:
+    """A standard course model, loaded from models/ (instant, identical bits on every machine).
+
+    The files were written by `course_model(name, seed)` (`make models`); tests/test_shipped_models.py
+    retrains each one and checks that the code reproduces the file.
+    """
+    path = standard_model_path(name, seed)
+    if not path.exists():
+        raise FileNotFoundError(
+            f"{path.name} is missing from models/: run `make models` (or course_model({name!r}, {seed}) to retrain)"
+        )
+    return load_course_model(path)
+
+
+def load_seeds(name: str = "learned") -> dict[int, TrainResult]:
+    """{seed: TrainResult} for every shipped seed of a standard model (SEEDS for "learned")."""
+    _, seeds = _check_standard(name, 0)
+    return {seed: load_standard_model(name, seed) for seed in seeds}
+
+
+def write_standard_models() -> None:
+    """Retrain and save every standard model and seed into models/."""
+    for name, (_, seeds) in STANDARD_MODELS.items():
+        for seed in seeds:
+            result = course_model(name, seed)
+            path = standard_model_path(name, seed)
+            path.parent.mkdir(exist_ok=True)
+            save_course_model(result, path)
+            print(
+                f"{path.name}: trained in {result.seconds:.1f} s, final loss {result.history[-1]['loss']:.4f}, "
+                f"train exact-match {result.history[-1]['train_exact']:.1%}"
+            )
+
+
+if __name__ == "__main__":
+    write_standard_models()

@@ -1,0 +1,89 @@
+"""TODO views.clientside.attention"""
+
+from __future__ import annotations
+
+from course_utils.core.places import PLACE_NAMES, PLACES, trace_key
+from course_utils.views.clientside.base import DECIMALS, ClientSideView
+from course_utils.views.clientside.heatmap import heatmap_view
+from course_utils.views.heatmaps import decoder_row_labels
+
+
+def choices_text(**controls) -> str:
+    return " × ".join(f"{len(v)} {k}{'s' * (len(v) != 1)}" for k, v in controls.items())
+
+
+# ---- view 1: the attention heatmap (plotting.plot_attention) for every sentence, place, layer and head ----
+
+
+def attention_heatmaps(traces: dict, places, *, title: str, defaults, decimals: int) -> ClientSideView:
+    """The one attention-view builder behind attention_view and seed_attention_view. `traces`: {"controls":
+    {name: options} of the leading controls (sentence, or sentence and seed), "traces": {(option index per leading
+    control): Trace}}; place, layer and head (panels) follow."""
+    leading, by_key = traces["controls"], traces["traces"]
+    first = next(iter(by_key.values()))
+    n_layers = sum(1 for k in first.keys() if k.startswith("encoder.") and k.endswith(".self.weights"))
+    n_heads = first[trace_key("encoder self", 0, "weights")].shape[0]
+    cells = {}
+    for lead, trace in by_key.items():
+        for p, place in enumerate(places):
+            for layer in range(n_layers):
+                key = trace_key(place, layer, "weights")
+                rows = trace.query_tokens(key)
+                if place != "encoder self":
+                    rows = decoder_row_labels(rows, trace.tgt_tokens[1:])
+                for h in range(n_heads):
+                    cells[(*lead, p, layer, h)] = (trace[key][h], rows, trace.key_tokens(key))
+    controls = {
+        **leading,
+        "place": [PLACE_NAMES[p] for p in places],
+        "layer": list(range(n_layers)),
+        "head": list(range(n_heads)),
+    }
+    note = [
+        f"rows: queries ({'English' if p == 'encoder self' else 'German input → word it produces'}); columns: keys"
+        f" ({'German input' if p == 'decoder self' else 'English'})"
+        for p in places
+    ]
+    description = (
+        f"{title}: interactive view of {choices_text(**{k: v for k, v in controls.items() if k != 'head'})}"
+        f" × {n_heads} heads, switched in the browser (a Vega-Lite chart; the static figure below shows one view)."
+    )
+    return heatmap_view(
+        cells,
+        controls,
+        title=title,
+        legend="attention weight",
+        description=description,
+        panels="head",
+        axes_note=("place", note),
+        defaults=defaults,
+        decimals=decimals,
+    )
+
+
+def checked_places(places) -> tuple:
+    places = tuple(places)
+    if not places or any(p not in PLACES for p in places):
+        raise ValueError(f"places must be some of {PLACES}, got {places}")
+    return places
+
+
+def attention_view(
+    traces: dict, *, title: str = "Attention weights", places=PLACES, defaults: dict | None = None
+) -> ClientSideView:
+    """The course's attention heatmap (plotting.plot_attention: query rows × key columns, word labels on both
+    axes, one colour scale 0..1, weights written in the cells, one panel per head) for every sentence, place,
+    layer and head of `traces` ({sentence label: Trace}), switched in the browser by four controls. `places`: the
+    attention places the traces hold (default tracing.PLACES; a pretrained encoder's traces, notebook 10's, hold
+    only ("encoder self",)). `defaults`: the view shown first, {control: option index} (heatmap_view's)."""
+    traces, places = dict(traces), checked_places(places)
+    if not traces:
+        raise ValueError("attention_view needs at least one trace")
+    by_key = {(s,): trace for s, trace in enumerate(traces.values())}
+    return attention_heatmaps(
+        {"controls": {"sentence": list(traces)}, "traces": by_key},
+        places,
+        title=title,
+        defaults=defaults,
+        decimals=DECIMALS,
+    )

@@ -1,0 +1,59 @@
+"""TODO views.clientside.word_order"""
+
+from __future__ import annotations
+
+from course_utils.core.places import PLACE_NAMES, PLACES, VECTOR_KINDS, trace_key
+from course_utils.measures.similarity import cosine_matrix
+from course_utils.views.clientside.attention import choices_text
+from course_utils.views.clientside.base import ClientSideView
+from course_utils.views.clientside.heatmap import heatmap_view
+from course_utils.views.probing import DISTANCE_FLOOR, DISTANCE_LABEL
+
+# ---- view 2: notebook 07's word-order table (probing.plot_word_order) per positional encoding ----
+
+
+def word_order_view(pairs: dict, *, kinds=VECTOR_KINDS) -> ClientSideView:
+    """probing.plot_word_order for every positional encoding, layer, vector kind and place: 1 − cosine between
+    the vectors of the two word orders (rows: sentence A's words, columns: sentence B's), on plot_word_order's
+    log colour scale from probing.DISTANCE_FLOOR to 2. `pairs`: {encoding label: (trace of A, trace of B)}
+    from probing.word_order_traces."""
+
+    pairs = dict(pairs)
+    if not pairs:
+        raise ValueError("word_order_view needs at least one pair of traces")
+    a0, b0 = next(iter(pairs.values()))
+    n_layers = sum(1 for k in a0.keys() if k.startswith("encoder.") and k.endswith(".self.weights"))
+    cells = {}
+    for e, (a, b) in enumerate(pairs.values()):
+        for layer in range(n_layers):
+            for k, kind in enumerate(kinds):
+                for p, place in enumerate(PLACES):
+                    key = trace_key(place, layer, kind)
+                    A, B = a.vectors(key).double().numpy(), b.vectors(key).double().numpy()
+                    D = (1.0 - cosine_matrix(A, B)).clip(0.0, 2.0)  # 0: same direction, 2: opposite
+                    cells[(e, layer, k, p)] = (D, a.tokens(key), b.tokens(key))
+    controls = {
+        "encoding": list(pairs),
+        "layer": list(range(n_layers)),
+        "vector": list(kinds),
+        "place": [PLACE_NAMES[p] for p in PLACES],
+    }
+    title = "1 − cosine between the two word orders' vectors"
+    description = (
+        f"{title}: interactive view of {choices_text(**controls)}, switched in the browser"
+        " (a Vega-Lite chart; the static figure below shows one view)."
+    )
+    return heatmap_view(
+        cells,
+        controls,
+        title=title,
+        legend=DISTANCE_LABEL,
+        description=description,
+        row_title=" ".join(a0.src_tokens),
+        col_title=" ".join(b0.src_tokens),
+        scale={"scheme": "viridis", "type": "log", "domain": [DISTANCE_FLOOR, 2.0]},
+        floor=DISTANCE_FLOOR,
+        light_above=0.12,  # where viridis gets light on this log scale
+        fmt=".3f",
+        decimals=4,
+    )

@@ -1,0 +1,86 @@
+"""TODO views.heads"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd  # noqa: E402
+
+from course_utils.core.places import PLACE_NAMES
+from course_utils.measures.attention_stats import BatchTrace, role_attention
+from course_utils.measures.pretrained import HEAD_MEASURES
+from course_utils.views.heatmaps import heatmap, show_heatmaps
+from course_utils.views.style import fixed_layout
+
+
+def plot_head_grid(table: pd.DataFrame, measures=HEAD_MEASURES, title: str = ""):
+    """One small layers × heads panel per measure of `head_masses`, one shared colour bar (0..1)."""
+    import matplotlib.pyplot as plt
+
+    n_layers = table.index.get_level_values("layer").nunique()
+    n_heads = table.index.get_level_values("head").nunique()
+    fig, axes = plt.subplots(1, len(measures), figsize=(3.1 * len(measures) + 1.2, 3.0), squeeze=False)
+    im = None
+    for ax, m in zip(axes[0], measures):
+        grid = table[m].to_numpy().reshape(n_layers, n_heads)
+        im = ax.imshow(grid, cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto", interpolation="nearest")
+        ax.set_title(f"on {m}" if m != "itself" else "on itself", fontsize=10)
+        ax.set_xticks(range(n_heads), labels=[str(h) if h % 2 == 0 else "" for h in range(n_heads)], fontsize=8)
+        ax.set_yticks(range(n_layers), labels=[str(layer) for layer in range(n_layers)] if ax is axes[0][0] else [])
+        ax.set_xlabel("head")
+        ax.tick_params(length=0)
+    axes[0][0].set_ylabel("layer")
+    fixed_layout(fig, left=0.05, right=0.9, bottom=0.17, top=0.8, wspace=0.08)
+    cax = fig.add_axes((0.915, 0.17, 0.012, 0.63))
+    fig.colorbar(im, cax=cax, label="mean attention weight")
+    fig.suptitle(title or "Where each head looks, averaged over the sentences' real tokens")
+    return fig
+
+
+def plot_roles(batch: BatchTrace, place: str, layer: int):
+    """One panel per head: role_attention as a heatmap."""
+    tables = [role_attention(batch, place, layer, h) for h in range(batch.n_heads)]
+    ylabel = {
+        "encoder self": "query: English word's role",
+        "decoder self": "query: German input's role",
+        "cross": "query: role of the German word it produces",
+    }[place]
+    xlabel = "key: German input's role" if place == "decoder self" else "key: English word's role"
+    return show_heatmaps(
+        [t.to_numpy() for t in tables],
+        list(tables[0].index),
+        list(tables[0].columns),
+        [f"{PLACE_NAMES[place]}, layer {layer}, head {h}" for h in range(batch.n_heads)],
+        suptitle=f"Where each {PLACE_NAMES[place]} head looks, by word role (mean over all {len(batch.pairs)} pairs)",
+        xlabel=xlabel,
+        ylabel=ylabel,
+    )
+
+
+def plot_vocab_scores(tables: list[pd.DataFrame], titles: list[str], suptitle: str = ""):
+    """One panel per head: the vocabulary's scores, each row minus its mean (what softmax sees), one colour bar."""
+    import matplotlib.pyplot as plt
+
+    centred = [t.to_numpy() - t.to_numpy().mean(1, keepdims=True) for t in tables]
+    v = max(float(np.abs(c).max()) for c in centred)
+    fig, axes = plt.subplots(1, len(tables), figsize=(6.2 * len(tables) + 0.8, 6.4), layout="constrained")
+    axes = np.atleast_1d(axes)
+    for i, (ax, c, t, title) in enumerate(zip(axes, centred, tables, titles)):
+        heatmap(
+            c,
+            list(t.index),
+            list(t.columns),
+            ax=ax,
+            title=title,
+            xlabel="key word",
+            ylabel="query word" if i == 0 else "",
+            annot=False,
+            cmap="RdBu_r",
+            vmin=-v,
+            vmax=v,
+            cbar=False,
+        )
+        ax.tick_params(labelsize=8)
+    fig.colorbar(axes[-1].images[0], ax=list(axes), fraction=0.03, pad=0.02, label="score − its row's mean")
+    if suptitle:
+        fig.suptitle(suptitle)
+    return fig

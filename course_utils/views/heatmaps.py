@@ -1,0 +1,181 @@
+"""Plain plotting functions used by every notebook (widgets wrap these; they never call plt.show()).
+
+Each function draws on a given `ax` (or makes a new figure) and returns the Figure, so a notebook
+cell ends with `plt.show()` and nbval sees no stray reprs.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from course_utils.core.places import PLACE_NAMES, PLACES, trace_key
+from course_utils.views.style import as_numpy
+
+
+def heatmap(
+    matrix,
+    row_labels,
+    col_labels,
+    *,
+    ax=None,
+    title: str | None = None,
+    xlabel: str = "key",
+    ylabel: str = "query",
+    annot: bool = True,
+    fmt: str = ".2f",
+    cmap: str = "viridis",
+    vmin: float | None = None,
+    vmax: float | None = None,
+    cbar: bool = True,
+    cbar_label: str | None = None,
+):
+    """Annotated, word-labelled heatmap (the look of seaborn's heatmap, drawn with imshow: fast enough
+    for widgets). matrix (rows, cols)."""
+    m = as_numpy(matrix)
+    if m.shape != (len(row_labels), len(col_labels)):
+        raise ValueError(f"matrix {m.shape} does not fit {len(row_labels)} row and {len(col_labels)} column labels")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(0.7 * len(col_labels) + 2.5, 0.5 * len(row_labels) + 1.8))
+    im = ax.imshow(m, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto", interpolation="nearest")
+    ax.set_xticks(range(len(col_labels)), labels=list(col_labels), rotation=45, ha="right", rotation_mode="anchor")
+    ax.set_yticks(range(len(row_labels)), labels=list(row_labels))
+    ax.tick_params(length=0)
+    # white cell borders as two line collections (minor ticks would cost ~25 ms per panel in a widget)
+    ax.hlines(np.arange(0.5, len(row_labels) - 1), -0.5, len(col_labels) - 0.5, color="white", linewidth=0.5)
+    ax.vlines(np.arange(0.5, len(col_labels) - 1), -0.5, len(row_labels) - 0.5, color="white", linewidth=0.5)
+    for side in ax.spines.values():
+        side.set_visible(False)
+    if annot:
+        rgba = im.cmap(im.norm(m))
+        light = (0.299 * rgba[..., 0] + 0.587 * rgba[..., 1] + 0.114 * rgba[..., 2]) > 0.5
+        for i in range(m.shape[0]):
+            for j in range(m.shape[1]):
+                ax.text(
+                    j,
+                    i,
+                    format(m[i, j], fmt),
+                    ha="center",
+                    va="center",
+                    fontsize=8,
+                    color="black" if light[i, j] else "white",
+                )
+    if cbar:
+        ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.03, label=cbar_label)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title)
+    return ax.figure
+
+
+def show_heatmaps(
+    matrices,
+    row_labels,
+    col_labels,
+    titles,
+    *,
+    suptitle: str | None = None,
+    xlabel: str = "key",
+    ylabel: str = "query",
+    ncols: int | None = None,
+    cbar_label: str = "attention weight",
+    **kwargs,
+):
+    """Several heatmaps side by side with shared labels (like d2l's show_heatmaps). matrices (n, rows, cols).
+    One colour bar for all panels (one scale, 0..1 unless vmin/vmax say otherwise); panels stay the same size."""
+    matrices = [as_numpy(m) for m in matrices]
+    n = len(matrices)
+    ncols = ncols or n
+    nrows = -(-n // ncols)
+    w, h = 0.6 * len(col_labels) + 2.2, 0.45 * len(row_labels) + 1.6
+    fig, axes = plt.subplots(nrows, ncols, figsize=(w * ncols + 0.6, h * nrows), squeeze=False, layout="constrained")
+    for i, ax in enumerate(axes.flat):
+        if i >= n:
+            ax.axis("off")
+            continue
+        heatmap(
+            matrices[i],
+            row_labels,
+            col_labels,
+            ax=ax,
+            title=titles[i],
+            xlabel=xlabel,
+            ylabel=ylabel if i % ncols == 0 else "",
+            **{"vmin": 0.0, "vmax": 1.0, **kwargs, "cbar": False},
+        )
+    if kwargs.get("cbar", True):  # one colour bar for the row, taking space from every panel alike: equal panels
+        used = [ax for ax in axes.flat if ax.images]
+        fig.colorbar(used[-1].images[0], ax=used, fraction=0.046 / len(used) ** 0.5, pad=0.02, label=cbar_label)
+    if suptitle:
+        fig.suptitle(suptitle)
+    return fig
+
+
+def decoder_row_labels(tgt_tokens: list[str], produced: list[str]) -> list[str]:
+    """Decoder query rows are the inputs <bos> w1..wn; the row at input i produces word i+1: 'wir → wollen'."""
+    made = list(produced) + ["<eos>"]
+    return [f"{t} → {made[i]}" for i, t in enumerate(tgt_tokens)]
+
+
+def plot_model_view(trace, title: str = ""):
+    """Every layer (rows) x place and head (columns) of one Trace in one figure, like BertViz's model view:
+    the attention weights of the whole model for one sentence at a glance (one colour scale, 0..1).
+    Decoder rows are labelled "input → word it produces"."""
+    n_layers = 1 + max(int(k.split(".")[1]) for k in trace.keys() if k.split(".")[1].isdigit())
+    n_heads = trace["encoder.0.self.weights"].shape[0]
+    ncols = len(PLACES) * n_heads
+    fig, axes = plt.subplots(n_layers, ncols, figsize=(1.75 * ncols + 1.6, 2.05 * n_layers + 1.1), squeeze=False)
+    im = None
+    for layer in range(n_layers):
+        for p, name in enumerate(PLACES):
+            key = trace_key(name, layer, "weights")
+            rows = trace.query_tokens(key)
+            if name != "encoder self":
+                rows = decoder_row_labels(rows, trace.tgt_tokens[1:])
+            cols = trace.key_tokens(key)
+            for h in range(n_heads):
+                ax = axes[layer, p * n_heads + h]
+                im = ax.imshow(as_numpy(trace[key][h]), cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto")
+                ax.set_xticks(range(len(cols)), labels=cols, rotation=90, fontsize=7)
+                ax.set_yticks(range(len(rows)), labels=rows if h == 0 else [], fontsize=7)
+                ax.tick_params(length=0)
+                if layer == 0:
+                    ax.set_title(f"{name}\nhead {h}", fontsize=9)
+                if p == 0 and h == 0:
+                    ax.set_ylabel(f"layer {layer}\nquery", fontsize=9)
+                if layer == n_layers - 1:
+                    ax.set_xlabel("key (German input)" if name == "decoder self" else "key (English)", fontsize=8)
+    fig.colorbar(im, ax=axes, fraction=0.02, pad=0.01, label="attention weight")
+    fig.suptitle(title or f"Model view: every layer, place and head for {' '.join(trace.src_tokens)!r}")
+    fig.set_layout_engine("constrained")
+    return fig
+
+
+def plot_attention(trace, place: str = "encoder self", layer: int = 0, heads="all", *, title=None, panel_titles=None):
+    """The course's attention heatmap: the weights of one place and layer of a Trace, one panel per head
+    (heads "all", an int or a list), labelled with the right tokens; decoder rows say which word they produce
+    ("input → output": the row of decoder input i is the query that produces word i+1). `title`: a suptitle;
+    `panel_titles`: one title per head instead of "cross-attention, layer 1, head 0"."""
+    key = trace_key(place, layer, "weights")
+    side = key.split(".")[0]
+    if key not in trace.keys():
+        n_layers = sum(1 for k in trace.keys() if k.startswith(side + ".") and k.endswith(".layer_out"))
+        raise IndexError(f"layer {layer} out of range: the {side} has layers 0..{n_layers - 1}")
+    w = trace[key]  # (H, Tq, Tk)
+    heads = range(w.shape[0]) if heads in (None, "all") else [int(heads)] if isinstance(heads, (int, str)) else heads
+    for h in heads:
+        if not 0 <= h < w.shape[0]:
+            raise IndexError(f"head {h} out of range: {key} has heads 0..{w.shape[0] - 1}")
+    rows = trace.query_tokens(key)
+    if side == "decoder":
+        rows = decoder_row_labels(rows, trace.tgt_tokens[1:])
+    return show_heatmaps(
+        [w[h] for h in heads],
+        rows,
+        trace.key_tokens(key),
+        panel_titles or [f"{PLACE_NAMES[place]}, layer {layer}, head {h}" for h in heads],
+        suptitle=title or None,
+        xlabel="key (" + ("German input" if place == "decoder self" else "English") + ")",
+        ylabel="query (" + ("English" if side == "encoder" else "German input → word it produces") + ")",
+    )

@@ -1,0 +1,216 @@
+"""TODO views.probing"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.colors import LogNorm
+
+from course_utils.core.places import VECTOR_KINDS, trace_key
+from course_utils.measures.probing import five_projection, key_vectors, order_gaps, shared_mask
+from course_utils.measures.similarity import cosine_matrix
+from course_utils.views.heatmaps import heatmap
+from course_utils.views.style import KIND_COLOURS, LABEL_FONTSIZE, LABEL_OFFSETS, SENTENCE_MARKERS, avoid_overlaps
+
+DISTANCE_FLOOR = 1e-3  # plot_word_order: 1 − cos below this is drawn as the floor colour of the log scale
+DISTANCE_LABEL = "1 − cosine (log scale; 0 = same direction)"  # plot_word_order's colour bar
+
+
+def plot_word_order(
+    traces,
+    layer: int = 0,
+    kind: str = "q",
+    place: str = "encoder self",
+    head="all",
+    ax=None,
+    label: str = "",
+    cbar: bool = True,
+):
+    """Heatmap of 1 − cosine between the two word orders' vectors at one place, with the gaps in the title.
+
+    0 means the same direction; a log colour scale (from 0.001, below which a cell counts as 0) makes 0.025
+    (cos 0.975) and 0.000 (cos 1.000) look different. `traces` is the pair (trace_a, trace_b) from
+    `word_order_traces`; `label` (e.g. "learned") starts the title as "<label> PE: ...". With cbar=False the
+    panel gets no colour bar and the figure's layout is left to the caller: several panels on one figure then
+    share one bar, `fig.colorbar(axes[0].images[0], ax=axes, label=DISTANCE_LABEL)` (every panel has the same
+    scale).
+    """
+    key = trace_key(place, layer, kind)
+    if kind in ("weights", "scores"):
+        raise ValueError("choose a vector kind (q, k, v, x1, out, layer_out)")
+    if isinstance(traces, str) or len(traces) != 2:
+        raise TypeError(f"traces must be the pair (trace_a, trace_b) from word_order_traces(model); got {traces!r}")
+    a, b = traces
+    A, B = key_vectors(a, key, head), key_vectors(b, key, head)
+    gaps = order_gaps(a, b, [key], head).iloc[0]
+    if ax is None:
+        _, ax = plt.subplots(figsize=(5.6, 4.2))
+    D = np.clip(1.0 - cosine_matrix(A, B), 0.0, 2.0)  # 0: same direction, 1: orthogonal, 2: opposite
+    heatmap(
+        D,
+        a.tokens(key),
+        b.tokens(key),
+        ax=ax,
+        fmt=".3f",
+        cmap="viridis",
+        cbar=False,
+        xlabel=f"'{' '.join(b.src_tokens)}'",
+        ylabel=f"'{' '.join(a.src_tokens)}'",
+    )
+    im = ax.images[-1]  # the same cells on a log scale: differences near 0 (cos near 1) get their own colours
+    im.set_data(np.clip(D, DISTANCE_FLOOR, 2.0))
+    im.set_norm(LogNorm(vmin=DISTANCE_FLOOR, vmax=2.0))
+    rgba = im.cmap(im.norm(np.clip(D, DISTANCE_FLOOR, 2.0))).reshape(-1, 4)
+    for text, c in zip(ax.texts[-D.size :], rgba):  # annotation colour for the new scale
+        text.set_color("black" if 0.299 * c[0] + 0.587 * c[1] + 0.114 * c[2] > 0.5 else "white")
+    if cbar:
+        ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.03, label=DISTANCE_LABEL)
+    head_txt = "" if head in (None, "all") else f", head {head}"
+    prefix = f"{label} PE: " if label else ""
+    ax.set_title(
+        f"{prefix}1 − cosine of {key}{head_txt}\nsame word max|Δ| {gaps['same word max|Δ|']:.3f}, "
+        f"same position max|Δ| {gaps['same position max|Δ|']:.3f}",
+        fontsize=10,
+    )
+    if cbar:
+        ax.figure.set_layout_engine("tight")
+    return ax.figure
+
+
+def plot_same_word_distance(cos_min: pd.DataFrame, floor: float = 1e-6):
+    """How far a word's q, k and v move when the word moves: 1 − (smallest same-word cosine), log scale.
+
+    cos_min: rows the trace keys "encoder.{layer}.self.{q,k,v}", columns the positional encodings (the
+    "same word min cos" of order_gaps per model). One panel per layer, bars coloured by vector kind; values below
+    `floor` (float noise: no positional encoding) are drawn at the floor and labelled "≈0"."""
+    layers = sorted({int(k.split(".")[1]) for k in cos_min.index})
+    kinds = [k for k in VECTOR_KINDS if any(key.endswith(f".{k}") for key in cos_min.index)]
+    fig, axes = plt.subplots(1, len(layers), figsize=(4.6 * len(layers), 3.6), sharey=True, squeeze=False)
+    width = 0.8 / len(kinds)
+    for ax, layer in zip(axes[0], layers):
+        for i, kind in enumerate(kinds):
+            d = 1.0 - cos_min.loc[trace_key("encoder self", layer, kind)].to_numpy(dtype=float)
+            x = np.arange(len(cos_min.columns)) + (i - (len(kinds) - 1) / 2) * width
+            ax.bar(x, np.maximum(d, floor), width, color=KIND_COLOURS[kind], label=kind, bottom=0)
+            for xi, di in zip(x, d):
+                if di < floor:
+                    ax.text(xi, floor * 1.5, "≈0", ha="center", va="bottom", fontsize=8)
+        ax.set_yscale("log")
+        ax.set_ylim(floor, 1.0)
+        ax.set_xticks(
+            range(len(cos_min.columns)), labels=[f"{'no' if pe == 'none' else pe} PE" for pe in cos_min.columns]
+        )
+        ax.set_title(f"encoder layer {layer}")
+        ax.set_xlabel("positional encoding")
+    axes[0][0].set_ylabel("1 − cos of the same word\nat its two positions (log)")
+    axes[0][-1].legend(title="vector", fontsize=8, loc="upper right")
+    fig.suptitle("How much a word's q, k, v change when the word moves (smallest cosine, seed 0)")
+    fig.set_layout_engine("tight")
+    return fig
+
+
+def plot_five(
+    traces,
+    place="encoder self",
+    layer: int = 0,
+    kinds=("q", "k", "v", "out"),
+    head="all",
+    method: str = "pca",
+    unit: bool = True,
+    label: str = "",
+):
+    """Small multiples of the five sentences' vectors: one panel per place (row) and kind (column), all in ONE
+    shared projection and on the same axes, so that panels compare directly.
+
+    `place` may be one place or a list of places. In a kind's panel the words that sit at the same position in
+    all five sentences (`shared_mask`) are drawn solid in the kind's colour, with one marker shape per sentence
+    and one label per word; where a word's five markers fall on one spot its vectors hardly move. Other tokens
+    of that kind are faint dots; the other kinds are light grey dots behind, for orientation. `label` (e.g.
+    "seed 0") starts the title.
+    """
+    places = [place] if isinstance(place, str) else list(place)
+    P, meta = five_projection(traces, places, layer, kinds, head, method, unit)
+    shared = shared_mask(meta)
+    kinds = list(dict.fromkeys(kinds))
+    ncols = len(kinds) if len(kinds) <= 4 else 3
+    per_place = -(-len(kinds) // ncols)
+    nrows = per_place * len(places)
+    fig, axes = plt.subplots(
+        nrows, ncols, figsize=(2.9 * ncols + 0.3, 2.75 * nrows + 1.3), squeeze=False, sharex=True, sharey=True
+    )
+    lo, hi = P.min(0), P.max(0)
+    pad = 0.08 * (hi - lo)
+    axis = ("PCA" if method == "pca" else "t-SNE") + (" of unit vectors" if unit else "")
+    head_txt = "all heads" if head in (None, "all") else f"head {head}"
+    markers = dict(zip(range(1, 6), SENTENCE_MARKERS))
+    kind_arr, word_arr, no_arr = meta["kind"].to_numpy(), meta["word"].to_numpy(), meta["sentence_no"].to_numpy()
+    place_arr = meta["place"].to_numpy()
+    panel_texts = []
+    for p_i, pl in enumerate(places):
+        for k_i, kind in enumerate(kinds):
+            ax = axes[p_i * per_place + k_i // ncols, k_i % ncols]
+            here = place_arr == pl
+            this = here & (kind_arr == kind)
+            ax.scatter(*P[here & (kind_arr != kind)].T, color="0.8", s=8, linewidths=0, zorder=1)
+            ax.scatter(*P[this & ~shared].T, color=KIND_COLOURS[kind], s=12, alpha=0.3, linewidths=0, zorder=2)
+            for no, marker in markers.items():
+                idx = this & shared & (no_arr == no)
+                ax.scatter(
+                    *P[idx].T,
+                    color=KIND_COLOURS[kind],
+                    marker=marker,
+                    s=34,
+                    edgecolors="black",
+                    linewidths=0.4,
+                    alpha=0.85,
+                    zorder=3,
+                )
+            texts = []
+            for word in dict.fromkeys(word_arr[this & shared]):  # one label per shared word: at its central point
+                pts = P[this & shared & (word_arr == word)]
+                xy = pts[np.linalg.norm(pts - pts.mean(0), axis=1).argmin()]
+                texts.append(
+                    ax.annotate(
+                        word,
+                        xy,
+                        xytext=LABEL_OFFSETS[0],
+                        textcoords="offset points",
+                        fontsize=LABEL_FONTSIZE,
+                        zorder=4,
+                        va="center",
+                        arrowprops={"arrowstyle": "-", "color": "0.4", "lw": 0.5, "shrinkA": 1, "shrinkB": 3},
+                    )
+                )
+            panel_texts.append((ax, texts, P[this & shared]))
+            ax.set_title(f"{pl}, layer {layer}: {kind}", fontsize=10, color=KIND_COLOURS[kind])
+            ax.set(xlim=(lo[0] - pad[0], hi[0] + pad[0]), ylim=(lo[1] - pad[1], hi[1] + pad[1]))
+            ax.tick_params(labelsize=8)
+        for ax in axes[p_i * per_place : (p_i + 1) * per_place].ravel()[len(kinds) :]:
+            ax.set_visible(False)  # an unused panel in the last row of this place
+    for ax in axes[-1]:
+        ax.set_xlabel(f"{axis} 1", fontsize=9)
+    for ax in axes[:, 0]:
+        ax.set_ylabel(f"{axis} 2", fontsize=9)
+    names = list(dict.fromkeys(meta["sentence"]))
+    handles = [
+        plt.Line2D([], [], color="0.35", marker=markers[i + 1], linestyle="", label=f"{i + 1} = {s}")
+        for i, s in enumerate(names)
+    ]
+    handles += [
+        plt.Line2D([], [], color="0.6", marker="o", markersize=4, alpha=0.5, linestyle="", label="faint: other words"),
+        plt.Line2D([], [], color="0.8", marker="o", markersize=4, linestyle="", label="grey: the other kinds"),
+    ]
+    fig.legend(handles=handles, fontsize=8, loc="lower center", ncols=4, frameon=False)
+    fig.suptitle(
+        (f"{label}: " if label else "")
+        + f"The five sentences in one shared projection ({head_txt}); colour = kind, marker = sentence;\n"
+        "solid and labelled: the words that sit at the same position in all five",
+        fontsize=10,
+    )
+    fig.set_layout_engine("tight", rect=(0, 0.5 / fig.get_figheight(), 1, 1))  # room for the legend below
+    fig.canvas.draw()  # lay out once: overlaps are measured on the final page
+    for ax, texts, points in panel_texts:
+        avoid_overlaps(fig, texts, points, ax)
+    fig.set_layout_engine("none")  # keep that page: a second layout would move the panels under the labels
+    return fig

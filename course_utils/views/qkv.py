@@ -1,0 +1,66 @@
+"""TODO views.qkv"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from course_utils.measures.qkv import word_qkv
+from course_utils.views.style import KIND_COLOURS, fixed_layout
+
+
+def plot_word_qkv(model, sentence="we want to eat apple", word: str = "eat", layer: int = 0):
+    """The widget view of notebook 02: the whole-layer q, k and v of one word (d_model numbers each) as a
+    3 x d_model heatmap, one row per layer (encoder self-attention)."""
+    M, note = word_qkv(model, sentence, word, layer)
+    m = M.numpy()
+    lim = float(np.abs(m).max())
+    fig, ax = plt.subplots(figsize=(10, 2.3))
+    im = ax.imshow(m, cmap="RdBu_r", vmin=-lim, vmax=lim, aspect="auto")  # imshow, not seaborn: fast re-render
+    ax.set_yticks(range(3), [f"{kind}  |{kind}|={np.linalg.norm(r):.1f}" for kind, r in zip("qkv", m)])
+    ax.set_xticks(range(0, m.shape[1], 8))
+    ax.set_xlabel(f"output feature of w_q, w_k, w_v (0..{m.shape[1] - 1})")
+    ax.set_title(f"encoder layer {layer}: q, k, v of {word.strip().lower()!r} {note}", fontsize=10)
+    fig.colorbar(im, ax=ax, fraction=0.03, pad=0.01, label="value")
+    fixed_layout(fig, left=0.13, right=0.95, bottom=0.22, top=0.86)
+    return fig
+
+
+def plot_singular_values(
+    spectra: dict[str, np.ndarray], title: str = "Singular values", band=None, band_label: str = "range"
+):
+    """What training did to each direction of a matrix: trained / initial singular value, direction by direction.
+
+    spectra: {"<name> trained": s, "<name> init": s0, ...} (singular values, largest first), e.g. "$W^Q$ trained";
+    one panel per name (equal sizes, shared log y axis), a line at 1 (= unchanged), and the weak directions of the
+    initial matrix (below 10 % of its largest singular value) shaded. band: optional {"<name>": (low, high)} per-direction
+    ratios drawn as a light range behind the line (e.g. over seeds), labelled band_label.
+    """
+    import re
+
+    names = [n[: -len(" trained")] for n in spectra if n.endswith(" trained")]
+    fig, axes = plt.subplots(1, len(names), figsize=(3.4 * len(names), 3.4), sharey=True, squeeze=False)
+    for i, (ax, name) in enumerate(zip(axes[0], names)):
+        s, s0 = np.asarray(spectra[f"{name} trained"]), np.asarray(spectra[f"{name} init"])
+        letter = re.search(r"W\^\{?([A-Za-z])", name)
+        colour = KIND_COLOURS.get(letter.group(1).lower(), f"C{i}") if letter else f"C{i}"
+        idx = np.arange(1, len(s) + 1)
+        n_strong = int((s0 > 0.1 * s0[0]).sum())
+        ax.axvspan(n_strong + 0.5, len(s) + 0.5, color="0.88", zorder=0, label="weak at init (< 10 % of the largest)")
+        if band is not None and name in band:
+            lo, hi = band[name]
+            ax.fill_between(idx, lo, hi, color=colour, alpha=0.2, lw=0, label=band_label)
+        ax.axhline(1.0, color="0.3", lw=0.8, ls="--")
+        ax.plot(idx, s / s0, marker="o", ms=2.5, lw=1, color=colour, label=name)
+        ax.set_yscale("log")
+        ax.yaxis.set_major_locator(plt.LogLocator(base=2))  # ticks at ..., 0.25, 0.5, 1, 2, ...
+        ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:g}"))  # 0.5, 1, 2 instead of 2^x
+        ax.yaxis.set_minor_formatter(plt.NullFormatter())
+        ax.set_xlim(0.5, len(s) + 0.5)
+        ax.set_xlabel("direction (1 = strongest)")
+        ax.set_title(name, fontsize=10)
+    axes[0, 0].set_ylabel("trained / initial singular value\n(log scale; 1 = unchanged)")
+    axes[0, 0].legend(fontsize=7, loc="lower left")
+    fig.suptitle(title, fontsize=11)
+    fig.set_layout_engine("tight")  # laid out when drawn: once per PNG in a widget
+    return fig

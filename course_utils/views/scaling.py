@@ -1,0 +1,55 @@
+"""TODO views.scaling"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import torch
+
+from course_utils.measures.attention_stats import divisor_value, random_scores, stats_of_scores
+from course_utils.views.style import fixed_layout
+
+
+def plot_scaling(d: int = 64, divide_by: str = "√d", n_rows: int = 5, n_keys: int = 8):
+    """Left: softmax weights of a few random queries over 8 random keys; right: histogram of the scaled scores.
+
+    Drawn with plain imshow (not seaborn) so that the scale slider re-renders quickly.
+    """
+    divisor = divisor_value(d, divide_by)
+    scores = random_scores(d, n_keys=n_keys) / divisor  # (2000, n_keys)
+    weights = torch.softmax(scores, dim=-1)
+    st = stats_of_scores(
+        scores, d, divisor
+    )  # = score_stats(d, divisor, n_keys=n_keys), without drawing the scores again
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 3.4), gridspec_kw={"width_ratios": [1.3, 1]})
+    w = weights[:n_rows].numpy()
+    im = ax1.imshow(w, vmin=0, vmax=1, cmap="viridis", aspect="auto")
+    for i in range(w.shape[0]):
+        for j in range(w.shape[1]):
+            ax1.text(
+                j,
+                i,
+                f"{w[i, j]:.2f}",
+                ha="center",
+                va="center",
+                fontsize=8,
+                color="black" if w[i, j] > 0.6 else "white",
+            )
+    ax1.set_xticks(range(n_keys), [f"k{j}" for j in range(n_keys)])
+    ax1.set_yticks(range(n_rows), [f"q{i}" for i in range(n_rows)])
+    ax1.set_xlabel("key")
+    ax1.set_ylabel("query")
+    ax1.set_title(f"softmax(q·k / {divide_by}), d = {d}: mean max weight {st['mean_max_weight']:.2f}", fontsize=10)
+    fig.colorbar(im, ax=ax1, fraction=0.05, label="attention weight")
+    lim = 40.0  # one fixed range for every choice, so that the spread of the scores can be compared
+    ax2.hist(
+        scores.flatten().clamp(-lim, lim).numpy(), bins=80, range=(-lim, lim), color="tab:blue", histtype="stepfilled"
+    )
+    ax2.set_xlim(-lim, lim)
+    ax2.set_xlabel(f"score q·k / {divide_by}  (clipped to ±{lim:.0f})")
+    ax2.set_ylabel("count (2000 queries × 8 keys)")
+    ax2.set_title(
+        f"std {st['score_std']:.2f}; mean entropy {st['mean_entropy']:.2f} of max {st['uniform_entropy']:.2f} nats",
+        fontsize=10,
+    )
+    fixed_layout(fig, left=0.06, right=0.98, bottom=0.17, top=0.89, wspace=0.25)
+    return fig

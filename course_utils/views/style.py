@@ -1,0 +1,72 @@
+"""TODO views.style"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from matplotlib.layout_engine import PlaceHolderLayoutEngine
+from matplotlib.text import Text
+
+from course_utils.core.places import VECTOR_KINDS
+
+SENTENCE_MARKERS = ("o", "^", "s", "D", "v", "P")
+
+
+LABEL_FONTSIZE = 9  # points at the saved size: the figure is drawn at its real size (no shrinking in a notebook)
+LABEL_OFFSETS = [(5, 4), (5, -13), (-7, 4), (-7, -13), (5, 14), (-7, 14), (5, -23), (-7, -23), (14, -4), (-16, -4)]
+LABEL_OFFSETS += [(dx, dy) for dy in (24, -33) for dx in (5, -7)]  # points from the anchor; <0 x: right-aligned
+
+
+def avoid_overlaps(fig, texts, points=(), ax=None, order=None) -> None:
+    """Move each label to the first of a few offsets around its anchor where it overlaps no earlier label, no
+    marker (`points`, data coordinates) and stays inside `ax`; failing that, inside `ax` free of labels; failing
+    that, the first place free of labels. `order(t)`, when given, returns the offsets to try for label `t`, best
+    first (default `LABEL_OFFSETS`); nowhere free, the label keeps the first of them. The one label placer of
+    `plot_five` (notebooks 07, 08) and `clustering.plot_word_projection` (notebook 06)."""
+    renderer = fig.canvas.get_renderer()
+    r = 4.5 * fig.dpi / 72  # a marker's radius in pixels
+    dots = (
+        ax.transData.transform(np.asarray(points, dtype=float).reshape(-1, 2)) if ax is not None else np.empty((0, 2))
+    )
+    frame = ax.get_window_extent(renderer) if ax is not None else None
+    placed = []
+
+    def _box(t, dx, dy):
+        t.set_position((dx, dy))
+        t.set_horizontalalignment("left" if dx > 0 else "right")
+        return Text.get_window_extent(t, renderer).expanded(1.02, 1.05)  # the text alone, not its leader line
+
+    def _clear(box, level):  # level 2: free of labels and markers, inside; 1: free of labels, inside; 0: labels
+        if any(box.overlaps(b) for b in placed):
+            return False
+        inside = frame is None or (
+            frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1
+        )
+        hit = (
+            (dots[:, 0] > box.x0 - r)
+            & (dots[:, 0] < box.x1 + r)
+            & (dots[:, 1] > box.y0 - r)
+            & (dots[:, 1] < box.y1 + r)
+        ).any()
+        return level == 0 or (inside and (level == 1 or not hit))
+
+    for t in texts:
+        offsets = LABEL_OFFSETS if order is None else order(t)
+        spot = next((off for level in (2, 1, 0) for off in offsets if _clear(_box(t, *off), level)), offsets[0])
+        placed.append(_box(t, *spot))
+
+
+# One colour per vector kind in every figure of the course (Okabe-Ito: colour-blind safe, no red/green pair).
+KIND_COLOURS = dict(zip(VECTOR_KINDS, ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9")))
+
+
+def fixed_layout(fig, **margins):
+    """fig.subplots_adjust(**margins), and mark the layout as final: a widget then saves the figure as it
+    is, in one draw (course_utils.widgets.figure_png), instead of cropping it with a second draw."""
+    fig.subplots_adjust(**margins)
+    fig.set_layout_engine(PlaceHolderLayoutEngine(adjust_compatible=True, colorbar_gridspec=True))
+    return fig
+
+
+def as_numpy(x) -> np.ndarray:
+    return x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else np.asarray(x)

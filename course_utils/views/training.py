@@ -1,0 +1,24 @@
+"""TODO views.training"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+
+
+def plot_loss(history, ax=None, title: str = "Training loss per epoch"):
+    """Loss (and token accuracy on a second axis) from a training history."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.5, 3.5))
+    epochs = [h["epoch"] for h in history]
+    ax.plot(epochs, [h["loss"] for h in history], marker="o", ms=3, label="loss")
+    ax.set_yscale("log")
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("cross-entropy loss (log scale)")
+    ax.set_title(title)
+    ax2 = ax.twinx()
+    ax2.plot(epochs, [h["token_acc"] for h in history], color="tab:orange", marker=".", label="token accuracy")
+    ax2.set_ylabel("token accuracy (teacher forcing)")
+    ax2.set_ylim(0, 1.02)
+    ax.figure.legend(loc="center right", bbox_to_anchor=(0.85, 0.5), fontsize=8)
+    ax.figure.set_layout_engine("tight")
+    return ax.figure

@@ -1,0 +1,344 @@
+"""Thin ipywidgets wrappers: a widget only collects choices and calls a plain function.
+
+    ui = interactive_plot(plot_fn, {"word": Dropdown(...), "head": IntSlider(...)})
+    display(ui)
+
+`plot_fn(**choices)` may draw a matplotlib figure, return a Figure, a pandas object or a string.
+A bad choice (unknown word, head out of range, ...) shows a one-line message in the widget's
+output, never a traceback.
+
+Speed: a figure with a layout engine is drawn once into a PNG (the inline backend's
+bbox_inches="tight" draws every figure twice), and every view is kept per choice, so going back
+to a view shows it at once. The plot functions must therefore depend only on their arguments: after
+changing the data a widget shows, re-run the widget's cell (or call `ui.clear_cache()`).
+
+Messages: a `course_utils.errors.CourseInputError` is a deliberate message, worded by the course for the
+learner; any other exception (numpy's "all input arrays must have the same shape", ...) is accidental. Both show
+as one line (HTML with normal word wrapping, plus a text/plain form), never a traceback; `render` returns the
+message, a `Message` (a str) whose `.deliberate` says which it was.
+
+Driving: every ui `interactive_plot` builds is recorded (`built()`, `clear_built()`); `drive(ui)` shows every
+combination of its controls' values, or a pairwise-covering set of them when there are many, and `drive_all()`
+fails on each accidental message (tests/test_widget_choices.py runs it after every notebook with a widget).
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import itertools
+from collections import OrderedDict
+from contextlib import contextmanager
+
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
+from IPython.display import Image, display
+from matplotlib.figure import Figure
+
+from course_utils.core.errors import CourseInputError
+
+CACHE_SIZE = 64  # views kept per widget (a PNG is ~30-80 kB)
+LAYOUTS = ("row", "column")  # both compact: a wrapping row of controls above the plot ("column" kept for old calls)
+MAX_VIEWS = 48  # drive(): every combination up to this many, else a pairwise-covering set
+UNKNOWN_WORD = "qqq"  # drive(): a word no vocabulary holds, typed into each text box
+_BUILT: list = []  # every ui interactive_plot built since the last clear_built()
+
+
+class Message(str):
+    """The one-line message a widget shows instead of a view; `.deliberate` is True for a CourseInputError (the
+    course's own words) and False for any other exception (an accident: words from numpy, torch, ...)."""
+
+    deliberate: bool
+
+    def __new__(cls, text: str, deliberate: bool):
+        message = super().__new__(cls, text)
+        message.deliberate = deliberate
+        return message
+
+
+def figure_png(fig: Figure) -> bytes:
+    """The figure as PNG bytes, as the inline backend shows it, but drawn once where that is enough.
+
+    A figure with a layout engine (course plots use "tight") is laid out while it is drawn, so it is
+    saved as it is: one draw. Any other figure is saved with bbox_inches="tight", like the inline
+    backend, which costs a second draw."""
+    buf = io.BytesIO()
+    tight = None if fig.get_layout_engine() is not None else "tight"
+    fig.savefig(buf, format="png", dpi=fig.dpi, bbox_inches=tight, facecolor="white", pil_kwargs={"compress_level": 1})
+    return buf.getvalue()
+
+
+def _view(plot_fn, choices: dict):
+    """Call plot_fn(**choices); returns ("ok", displayable) or ("message", one-line text)."""
+    try:
+        result = plot_fn(**choices)
+    except Exception as exc:  # a learner's bad choice must not become a traceback
+        text = f"⚠ {exc}" if isinstance(exc, (ValueError, KeyError, IndexError)) else f"⚠ {type(exc).__name__}: {exc}"
+        text = " ".join(text.replace('"', "'").split())  # one line
+        return "message", Message(text, isinstance(exc, CourseInputError))
+    finally:
+        figures = [plt.figure(n) for n in plt.get_fignums()]
+        plt.close("all")
+    if isinstance(result, Figure) or figures:
+        return "ok", [Image(data=figure_png(f), format="png") for f in (figures or [result])]
+    return "ok", [] if result is None else [result]
+
+
+def show_message(message: str) -> None:
+    """Display a message as HTML that wraps between words only (JupyterLab's stdout style breaks lines anywhere,
+    also in the middle of a word), with the same text as text/plain for consoles and tests."""
+    style = "white-space: normal; word-break: normal; overflow-wrap: break-word; margin: 0.4em 0"
+    html_text = f'<div class="course-widget-message" style="{style}">{html.escape(message)}</div>'
+    display({"text/plain": str(message), "text/html": html_text}, raw=True)
+
+
+def render(plot_fn, choices: dict, out: widgets.Output, cache: OrderedDict | None = None) -> Message | None:
+    """Show plot_fn(**choices) in `out`. Returns the message shown on failure (a `Message`), else None.
+
+    With a `cache` (an OrderedDict), successful views are kept by their choices (least recently used
+    dropped beyond CACHE_SIZE) and shown again without calling plot_fn."""
+    key = _key(choices) if cache is not None else None
+    with out:  # anything plot_fn prints lands in the widget's output too
+        out.clear_output(wait=True)
+        if key is not None and key in cache:
+            cache.move_to_end(key)
+            kind, items = "ok", cache[key]
+        else:
+            kind, items = _view(plot_fn, choices)
+            if kind == "ok" and key is not None:
+                cache[key] = items
+                while len(cache) > CACHE_SIZE:
+                    cache.popitem(last=False)
+        if kind == "message":
+            show_message(items)
+            return items
+        for item in items:
+            display(item)
+    return None
+
+
+def _key(choices: dict):
+    try:
+        key = tuple(sorted(choices.items()))
+        hash(key)
+        return key
+    except TypeError:  # unhashable choice: not cached
+        return None
+
+
+# What a notebook shows for a widget where the widget itself cannot be drawn (a notebook JupyterLab does not trust
+# yet, a page without a widget manager): one plain sentence, never the box's Python repr.
+NOT_RUNNING = "Interactive view: run this cell to use its controls. Until then, the cell below shows its default view."
+
+
+class CourseWidget(widgets.VBox):
+    """The box interactive_plot returns: a VBox whose plain-text form is NOT_RUNNING instead of its repr."""
+
+    def _repr_mimebundle_(self, **kwargs):
+        data = super()._repr_mimebundle_(**kwargs)
+        if isinstance(data, dict) and "text/plain" in data:
+            data["text/plain"] = NOT_RUNNING
+        return data
+
+
+def interactive_plot(plot_fn, controls: dict, *, layout: str = "row", cache: bool = True) -> widgets.VBox:
+    """A compact wrapping row of `controls` (name -> widget) above an Output that re-renders on every change.
+
+    The descriptions get one width, so labels line up when the row wraps; the plot stays right below the controls.
+    layout: "row" or "column" (kept for older calls; both give the compact row). cache=True keeps each view per
+    choice (see the module docstring); ui.clear_cache() empties it. ui.message is the message shown now (or None)."""
+    if layout not in LAYOUTS:
+        raise CourseInputError(f"layout must be one of {list(LAYOUTS)}; got {layout!r}")
+    out = widgets.Output()
+    views = OrderedDict() if cache else None
+    state = {"held": False}
+
+    def update(_change=None):
+        if not state["held"]:
+            ui.message = render(plot_fn, {name: w.value for name, w in controls.items()}, out, views)
+
+    @contextmanager
+    def hold():
+        """Change several controls, then draw once (drive() uses it: no view of a half-changed choice)."""
+        state["held"] = True
+        try:
+            yield
+        finally:
+            state["held"] = False
+        update()
+
+    ui = CourseWidget([controls_box(list(controls.values())), out])
+    # plain attributes, not traits: for tests, benchmarks/bench_notebooks.py, drive() and learners
+    ui.controls, ui.output, ui.message, ui.hold = controls, out, None, hold
+    ui.clear_cache = views.clear if views is not None else (lambda: None)
+    for w in controls.values():
+        w.observe(update, names="value")
+    update()
+    _BUILT.append(ui)
+    return ui
+
+
+def controls_box(controls: list) -> widgets.Box:
+    """The controls in one row that wraps onto more rows when narrow (never a tall column), with one description
+    width for all, so that labels line up."""
+    labelled = [w for w in controls if getattr(w, "description", "") and hasattr(w.style, "description_width")]
+    if labelled:
+        width = f"{0.6 * max(len(w.description) for w in labelled) + 0.6:.1f}em"
+        for w in labelled:
+            w.style.description_width = width
+    for w in controls:
+        if not w.layout.margin:
+            w.layout.margin = "2px 14px 2px 0"
+    return widgets.Box(controls, layout=widgets.Layout(display="flex", flex_flow="row wrap", align_items="flex-start"))
+
+
+def dropdown(options, value=None, description: str = "") -> widgets.Dropdown:
+    options = list(options)
+    return widgets.Dropdown(
+        options=options,
+        value=options[0] if value is None else value,
+        description=description,
+        style={"description_width": "initial"},
+    )
+
+
+def slider(lo: int, hi: int, value: int | None = None, description: str = "") -> widgets.IntSlider:
+    return widgets.IntSlider(
+        min=lo,
+        max=hi,
+        value=lo if value is None else value,
+        description=description,
+        continuous_update=False,
+        style={"description_width": "initial"},
+    )
+
+
+def choice(options, value=None, description: str = "") -> widgets.ToggleButtons:
+    """A row of buttons, one per option: for a few discrete choices (a slider shows no labels for them)."""
+    options = list(options)
+    return widgets.ToggleButtons(
+        options=options,
+        value=options[0] if value is None else value,
+        description=description,
+        style={"description_width": "initial", "button_width": "auto"},
+    )
+
+
+# ---- driving every widget over its choices (tests/test_widget_choices.py) ----
+def built() -> list:
+    """The uis interactive_plot built since the last clear_built(), oldest first."""
+    return list(_BUILT)
+
+
+def clear_built() -> None:
+    _BUILT.clear()
+
+
+def control_values(w) -> list:
+    """The values drive() sets a control to: its options, a slider's every step (a float slider: min, middle,
+    max), a multiple selection's non-empty subsets (singletons and pairs when more than 4 options), a text box's
+    value, "" and an unknown word. The control's current value comes first."""
+    if isinstance(w, widgets.SelectMultiple):
+        opts = list(w._options_values)
+        sizes = range(1, len(opts) + 1) if len(opts) <= 4 else (1, 2)
+        values = [tuple(c) for k in sizes for c in itertools.combinations(opts, k)]
+    elif isinstance(w, widgets.Text):  # also Combobox
+        values = [w.value, "", UNKNOWN_WORD]
+    elif hasattr(w, "_options_values"):  # Dropdown, ToggleButtons, Select, SelectionSlider, RadioButtons
+        values = list(w._options_values)
+    elif isinstance(w, widgets.IntSlider):
+        values = list(range(w.min, w.max + 1, w.step or 1))
+    elif isinstance(w, widgets.FloatSlider):
+        values = [w.min, (w.min + w.max) / 2, w.max]
+    elif isinstance(w, (widgets.Checkbox, widgets.ToggleButton)):
+        values = [False, True]
+    else:
+        values = []
+    return [w.value] + [v for v in dict.fromkeys(values) if v != w.value]
+
+
+def pairwise(values: list[list]) -> list[tuple]:
+    """Rows (one value per list) in which every pair of values of every two lists appears at least once.
+    Greedy and deterministic; the first row is every list's first value."""
+    n = len(values)
+    if n == 0 or any(not v for v in values):
+        return []
+    if n == 1:
+        return [(v,) for v in values[0]]
+    pairs = {
+        (i, a, j, b)
+        for i, j in itertools.combinations(range(n), 2)
+        for a in range(len(values[i]))
+        for b in range(len(values[j]))
+    }
+    rows = []
+    row = [0] * n
+    while True:
+        covered = {(i, row[i], j, row[j]) for i, j in itertools.combinations(range(n), 2)}
+        pairs -= covered
+        rows.append(tuple(values[k][row[k]] for k in range(n)))
+        if not pairs:
+            return rows
+        i, a, j, b = min(pairs)  # an uncovered pair starts the next row; each other value covers the most
+        row = [None] * n
+        row[i], row[j] = a, b
+        for k in range(n):
+            if row[k] is None:
+                row[k] = max(range(len(values[k])), key=lambda c, k=k: (_gain(pairs, row, k, c), -c))
+
+
+def _gain(pairs: set, row: list, k: int, c: int) -> int:
+    """How many uncovered pairs value c of list k would cover together with the values already in the row."""
+    return sum(
+        ((k, c, m, row[m]) if k < m else (m, row[m], k, c)) in pairs
+        for m in range(len(row))
+        if m != k and row[m] is not None
+    )
+
+
+def view_choices(ui, max_views: int = MAX_VIEWS) -> list[dict]:
+    """The choices drive() shows: every combination when there are at most max_views, else a pairwise-covering
+    set. The first is the current (default) view."""
+    names = list(ui.controls)
+    values = [control_values(ui.controls[n]) for n in names]
+    total = 1
+    for v in values:
+        total *= len(v)
+    rows = itertools.product(*values) if total <= max_views else pairwise(values)
+    return [dict(zip(names, row)) for row in rows]
+
+
+def drive(ui, max_views: int = MAX_VIEWS) -> list[tuple[dict, Message | None, bool | None]]:
+    """Show every view of view_choices(ui) by setting the controls (all of them, then one draw) and return
+    [(choices, message or None, deliberate or None)]. The controls are set back to their values afterwards."""
+    defaults = {name: w.value for name, w in ui.controls.items()}
+    results = []
+    try:
+        for choices in view_choices(ui, max_views):
+            with ui.hold():
+                for name, value in choices.items():
+                    ui.controls[name].value = value
+            message = ui.message
+            results.append((choices, message, None if message is None else message.deliberate))
+    finally:
+        with ui.hold():
+            for name, value in defaults.items():
+                ui.controls[name].value = value
+    return results
+
+
+def drive_all(max_views: int = MAX_VIEWS) -> list[list[tuple]]:
+    """drive() every ui built since clear_built(); raises AssertionError naming each accidental message and the
+    choices that gave it. Returns each ui's results."""
+    everything, accidents = [], []
+    for k, ui in enumerate(built()):
+        results = drive(ui, max_views)
+        everything.append(results)
+        accidents += [
+            f"widget {k} {choices}: {message}" for choices, message, deliberate in results if deliberate is False
+        ]
+    if accidents:
+        raise AssertionError(
+            f"{len(accidents)} accidental message(s), not worded by the course:\n" + "\n".join(accidents)
+        )
+    return everything
