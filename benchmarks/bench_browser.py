@@ -1,12 +1,12 @@
-"""How fast a client-side view (course_utils.clientside) redraws in the browser after a control change.
+"""How fast a client-side view (course_utils/views/clientside/) redraws in the browser after a control change.
 
     .venv/bin/python benchmarks/bench_browser.py [--rounds 2] [pages.html ...]
 
 Pages: the exported pages given (e.g. build/html/*.html from `make html`); with none, the exported pages in
 build/html/ that hold a client-side view; with none of those either, a stand-in page with the course's two
-views, `clientside.attention_view` of the five probe sentences on the shipped model (seed 0),
-`clientside.word_order_view` of the three positional encodings' models (seed 0) and `clientside.word_path_view`
-(notebook 06's scatter of a word's path over the epochs, 156 choices) and `clientside.five_view` (notebook 08's
+views, `attention_view` of the five probe sentences on the shipped model (seed 0),
+`word_order_view` of the three positional encodings' models (seed 0) and `word_path_view`
+(notebook 06's scatter of a word's path over the epochs, 156 choices) and `five_view` (notebook 08's
 five sentences in one projection, 16 choices), its vega files
 taken from the npm tarballs `make html` caches in build/npm/.
 

@@ -4,7 +4,7 @@
 
 For every notebook (default: all, in order): it is executed in memory the way `make execute` does
 (nbclient, fresh kernel, in order; the file is not written) and the wall time of its cells incl. kernel start is printed. Then, in
-the same kernel, every `course_utils.widgets.interactive_plot` the notebook created is driven the way a
+the same kernel, every `course_utils.views.widgets.interactive_plot` the notebook created is driven the way a
 learner drives it: each control is set, one after the other, to each of its other values (dropdown
 options; a slider's min, middle and max) and back, `--rounds` times. One timing is one `control.value = v`,
 which runs the widget's whole re-render synchronously in the kernel: the plotting function plus the PNG the
@@ -12,7 +12,7 @@ inline backend renders for the Output widget (the browser's share, a few ms of t
 included; the JupyterLab browser test prints that end to end). Text boxes (a sentence) are not driven.
 Per widget: median and p95 of the changes that show a combination of choices for the first time (the
 plotting function runs: this is the figure judged against the goal), the slowest change, and the p95 of
-revisits (the widget shows its kept view; see course_utils.widgets).
+revisits (the widget shows its kept view; see course_utils/views/widgets.py).
 
 Last (unless --no-suite), the wall time of the whole `make test`.
 Goals on 2 cores: each notebook <= 20 s, whole suite <= 120 s, widget p95 <= 150 ms.

@@ -3,11 +3,11 @@ precision) and in float32, and of a full training.
 
     .venv/bin/python benchmarks/bench_training.py [--steps 6] [--rounds 25] [--warmup 12] [--full-runs 1]
 
-One thread; the same batches for every model (training.make_batches with the standard TrainConfig batch
+One thread; the same batches for every model (make_batches of training/train.py with the standard TrainConfig batch
 size and the standard ModelConfig); dropout 0; Adam with the course learning rate. After warm-up, each
 round times `--steps` training steps (default: one epoch's batches) of every variant in turn: the course
 model without tracing, torch.nn.Transformer, and the course model with every step inside
-tracing.record(model). Per step we measure the process CPU time (one thread, so this is the compute
+record(model) (inspect/tracing.py). Per step we measure the process CPU time (one thread, so this is the compute
 time, hardly disturbed by other processes on a busy machine) and the wall time. Figures are medians over
 the rounds; ratios are medians of the per-round ratios course/torch (paired, so load that drifts between
 rounds cancels out). Verdicts use the CPU-time ratios. Last, the wall time (and CPU time) of one full

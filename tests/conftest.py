@@ -1,7 +1,7 @@
 """Shared fixtures for the course_utils tests.
 
 * every test runs with torch on one thread (bit-exact comparisons) and float64 as the default dtype, as the
-  notebooks do (course_utils.precision), both restored at the end;
+  notebooks do (course_utils/core/precision.py), both restored at the end;
 * the standard course model is trained ONCE per session (`course`) and shared;
 * figures worth reading (e.g. held-out exact match) are collected in `report` and printed
   in pytest's terminal summary.
@@ -58,7 +58,7 @@ def untrained():
 
 
 def documented_trace_shapes(cfg, Ts: int, Tt: int) -> dict[str, tuple[int, ...]]:
-    """Every trace key of one sentence pair with its shape, as the `course_utils.tracing` docstring
+    """Every trace key of one sentence pair with its shape, as the `course_utils.inspect.tracing` docstring
     documents it (Ts English positions, Tt decoder positions incl. <bos>)."""
     H, d = cfg.n_heads, cfg.d_model
     dh = d // H
@@ -151,7 +151,8 @@ def all_pairs():
 
 @pytest.fixture(scope="session")
 def shipped_batch(shipped_model, all_pairs):
-    """heads.trace_pairs of the shipped model over every pair (attention weights of one batched pass)."""
+    """trace_pairs (measures/attention_stats.py) of the shipped model over every pair (attention weights of one
+    batched pass)."""
     return trace_pairs(shipped_model, all_pairs)
 
 

@@ -16,6 +16,8 @@ from hypothesis import strategies as st
 from torch import nn
 
 from course_utils.core.attention import HookPoint, MultiHeadAttention, masked_softmax, scaled_dot_product_attention
+from course_utils.core.model import add_norm, eval_mode
+from course_utils.inspect.tracing import record
 
 SETTINGS = settings(max_examples=40, deadline=None)
 DT = torch.float64  # parity in double precision: tight tolerances
@@ -357,3 +359,56 @@ def test_mha_head_split_and_merge_are_inverse(d_model, n_heads):
     h, dh = n_heads - 1, mha.d_head  # the last head holds the last dh features
     assert torch.equal(heads[:, h], x[..., h * dh : (h + 1) * dh])
     assert torch.equal(mha.merge_heads(heads), x)
+
+
+# ---------------------------------------------------------------- W_QK and W_OV, read off the module
+
+
+def _bias_free_mha(seed: int = 0, d_model: int = 8, n_heads: int = 2) -> MultiHeadAttention:
+    torch.manual_seed(seed)
+    mha = MultiHeadAttention(d_model, n_heads).double()
+    for lin in (mha.w_q, mha.w_k, mha.w_v, mha.w_o):
+        torch.nn.init.normal_(lin.weight)
+        torch.nn.init.zeros_(lin.bias)
+    return mha
+
+
+def test_w_qk_gives_the_scores_the_module_computes():
+    """x · W_QK[h] · yᵀ / √dh is the score head h gives key y for query x (biases zero), for every head."""
+    mha = _bias_free_mha()
+    x, y = torch.randn(1, 1, 8, dtype=torch.float64), torch.randn(1, 3, 8, dtype=torch.float64)
+    with record(mha, ["scores"]) as cache:
+        mha(x, y, y)
+    want = torch.einsum("d,hde,te->ht", x[0, 0], mha.W_QK, y[0]) / math.sqrt(mha.d_head)  # (H, Tk)
+    assert mha.W_QK.shape == (2, 8, 8)
+    assert torch.allclose(cache["scores"][0, :, 0], want, atol=1e-12)
+    assert all(torch.linalg.matrix_rank(mha.W_QK[h]) == mha.d_head for h in range(2))  # rank dh, not d_model
+    # a wrong map (W^Q W^K of the whole layer, not per head) gives other scores
+    whole = mha.w_q.weight.T @ mha.w_k.weight
+    assert not torch.allclose(cache["scores"][0, 0, 0], x[0, 0] @ whole @ y[0].T / math.sqrt(mha.d_head))
+
+
+def test_w_ov_gives_what_a_single_key_writes():
+    """With one key, every head gives it weight 1, so the output is y · Σ_h W_OV[h] (biases zero)."""
+    mha = _bias_free_mha(1)
+    x, y = torch.randn(1, 2, 8, dtype=torch.float64), torch.randn(1, 1, 8, dtype=torch.float64)
+    out, _ = mha(x, y, y)
+    assert torch.allclose(out[0], (y[0] @ mha.W_OV.sum(0)).expand(2, 8), atol=1e-12)
+    wrong = mha.w_v.weight.T @ mha.w_o.weight  # the layer's W^V W^O with W^O's rows and columns swapped
+    assert not torch.allclose(out[0, 0], y[0, 0] @ wrong, atol=1e-6)
+
+
+def test_model_helpers_eval_mode_and_add_norm():
+    layer = torch.nn.Sequential(torch.nn.Dropout(0.5))
+    layer.train()
+    with pytest.raises(RuntimeError), eval_mode(layer):
+        assert not layer.training
+        raise RuntimeError("inside")
+    assert layer.training  # restored after an error
+    norm, x, y = (
+        torch.nn.LayerNorm(4).double(),
+        torch.randn(3, 4, dtype=torch.float64),
+        torch.randn(3, 4, dtype=torch.float64),
+    )
+    assert torch.equal(add_norm(norm, x, y), norm(x + y))
+    assert not torch.allclose(add_norm(norm, x, y), norm(x) + y)  # pre-norm is another block

@@ -1,4 +1,4 @@
-"""course_utils.diagrams: four schematic figures, deterministic, labelled from their arguments."""
+"""course_utils/views/diagrams.py: four schematic figures, deterministic, labelled from their arguments."""
 
 import matplotlib
 

@@ -1,5 +1,6 @@
 """Checkers of notebook 02 accept the worked solutions and reject typical wrong answers (each with its hint);
-the notebook's worked solutions pass; plus the course_utils.projections helpers the notebook and its widget use."""
+the notebook's worked solutions pass; plus the helpers of course_utils/measures/qkv.py and
+measures/weight_maps.py the notebook and its widget use."""
 
 from __future__ import annotations
 
@@ -216,7 +217,7 @@ def test_the_notebooks_worked_solutions_pass(model, capsys):
     assert out.count("✅") >= 4 and "❌" not in out
 
 
-# ---- projections helpers ----
+# ---- helpers of core/toys.py, measures/weight_maps.py and measures/qkv.py ----
 
 
 def test_one_hot_selects_a_row_and_mixes_rows():

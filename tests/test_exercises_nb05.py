@@ -282,8 +282,8 @@ def test_training_step_reference_equals_the_loop_of_section_3():
 
 
 def test_training_step_reference_is_the_course_step():
-    """The checker's reference step, run over the six batches of epoch 1, gives training.train's weights bit for
-    bit (the same step as section 3's visible loop, which tests/test_training_in_the_open.py ties to train)."""
+    """The checker's reference step, run over the six batches of epoch 1, gives train's weights (training/train.py)
+    bit for bit (the same step as section 3's visible loop, which tests/test_training_in_the_open.py ties to train)."""
     pairs = load_pairs("train")
     src_vocab, tgt_vocab = build_vocabs(pairs)
     with single_thread():

@@ -6,8 +6,8 @@ widget manager, Vega). Then, on every page: no request left the disk; the math i
 the prose, no TeX error); the saved widgets are rendered (every control of the saved view, with its saved
 value); every figure is there and loaded; the static figure under every widget is visible; no traceback is
 shown; a client-side view, where a page has one, redraws when one of its controls changes; and the index links
-every page in notebook order. A small notebook made here with course_utils.clientside's output checks the
-client-side view on its own (the course notebooks get theirs later).
+every page in notebook order. A small notebook made here with a client-side view's output
+(course_utils/views/clientside/) checks the client-side view on its own (the course notebooks get theirs later).
 """
 
 from __future__ import annotations

@@ -68,7 +68,7 @@ def _assert_attention_grads_equal(ga, gb, ours: str, theirs: str) -> None:
 @pytest.mark.parametrize("seed", [0, 1])
 def test_encoder_layer_equals_torch_transformer_encoder_layer(seed):
     torch.manual_seed(seed)
-    ours, theirs = EncoderLayer(CFG, 0), _torch_layer("encoder")
+    ours, theirs = EncoderLayer(CFG), _torch_layer("encoder")
     with torch.no_grad():
         _copy_attention(ours.self_attn, theirs.self_attn)
         _copy_common(ours, theirs)
@@ -90,7 +90,7 @@ def test_encoder_layer_equals_torch_transformer_encoder_layer(seed):
 @pytest.mark.parametrize("seed", [0, 1])
 def test_decoder_layer_equals_torch_transformer_decoder_layer(seed):
     torch.manual_seed(seed)
-    ours, theirs = DecoderLayer(CFG, 0), _torch_layer("decoder")
+    ours, theirs = DecoderLayer(CFG), _torch_layer("decoder")
     with torch.no_grad():
         _copy_attention(ours.self_attn, theirs.self_attn)
         _copy_attention(ours.cross_attn, theirs.multihead_attn)
@@ -116,7 +116,7 @@ def test_decoder_layer_equals_torch_transformer_decoder_layer(seed):
 def test_parity_check_notices_a_changed_weight():
     """The comparison can fail: a layer whose W_V differs from PyTorch's copy gives different outputs."""
     torch.manual_seed(0)
-    ours, theirs = EncoderLayer(CFG, 0), _torch_layer("encoder")
+    ours, theirs = EncoderLayer(CFG), _torch_layer("encoder")
     with torch.no_grad():
         _copy_attention(ours.self_attn, theirs.self_attn)
         _copy_common(ours, theirs)

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
-VEGALITE = "application/vnd.vegalite.v5+json"  # a client-side view (course_utils.clientside)
+VEGALITE = "application/vnd.vegalite.v5+json"  # a client-side view (course_utils/views/clientside/)
 IGNORE = "# NBVAL_IGNORE_OUTPUT"
 MAX_BYTES = 1_500_000
 # Absolute paths, user folders and memory addresses: they differ between machines and runs.
@@ -97,7 +97,7 @@ def test_outputs_are_machine_independent_pngs(notebook):
 
 # A mantissa with decimals and an exponent below -4 ("7.2e-07", "3.1E-12"): the digits of a value that is zero
 # in exact arithmetic, i.e. rounding noise, which differs between CPUs. Such a value is printed as a bound
-# ("below 1e-9", course_utils.precision.below); "1e-9" itself (no decimals) is a bound and allowed.
+# ("below 1e-9", course_utils.core.precision.below); "1e-9" itself (no decimals) is a bound and allowed.
 NOISE_DIGITS = re.compile(r"(?<![\w.])[-+]?\d+\.\d+[eE]-(?:0*[5-9]|0*[1-9]\d+)(?!\w|\.\d)")
 
 

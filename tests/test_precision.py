@@ -1,5 +1,5 @@
-"""course_utils.precision: the one dtype, noise printed as a bound, stored results compared with a tolerance, and
-PyTorch's float32 initial draws made the same on every CPU."""
+"""course_utils/core/precision.py: the one dtype, noise printed as a bound, stored results compared with a
+tolerance, and PyTorch's float32 initial draws made the same on every CPU."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Notebooks load these files (identical bits on every machine, instant). Retraining on any CPU must
 reproduce them: same history, same translations, same snapshot tokens, and weights and snapshots equal
-within `precision.STORED_ATOL` / `STORED_RTOL` (1e-8): float64 training on another kernel path differs by
+within `STORED_ATOL` / `STORED_RTOL` of core/precision.py (1e-8): float64 training on another kernel path differs by
 ~1e-11, while a real change (one epoch more, another seed, another learning rate) moves the weights by far
 more, and the tests below show that each of those fails the same comparison. The one exception, the chaotic
 "saturated" kind, is explained at CHAOTIC_ATOL.

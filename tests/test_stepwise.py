@@ -1,4 +1,5 @@
-"""course_utils.stepwise: the helpers behind notebooks 03 and 04."""
+"""The helpers behind notebooks 03 and 04: measures/attention_stats.py (scale, entropy and score statistics),
+the batched pass of inspect/tracing.py, and views/scaling.py and views/heatmaps.py that draw them."""
 
 from __future__ import annotations
 
@@ -108,7 +109,8 @@ def test_record_batch_matches_single_traces(course):
 
 
 def test_notebook_row_entropy_is_the_librarys_entropy():
-    """Notebook 03 writes the entropy of a row by hand; it must agree with stepwise.entropy (used in the tables)."""
+    """Notebook 03 writes the entropy of a row by hand; it must agree with entropy of
+    measures/attention_stats.py (used in the tables)."""
     import json
     from pathlib import Path
 

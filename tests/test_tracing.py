@@ -9,6 +9,7 @@ import torch
 
 from course_utils.core.data import BOS, encode_source, encode_target, load_pairs, pad_batch
 from course_utils.core.model import build_model, translate
+from course_utils.core.places import PLACES, trace_key
 from course_utils.inspect.interventions import (
     ablate_head,
     first_token_attention,
@@ -353,9 +354,32 @@ def test_trace_vectors_and_errors(course):
 
 def test_trace_dict_round_trip(course):
     t = run_with_trace(course.model, "we eat bread")
-    back = Trace.from_dict(t.to_dict())
+    back = Trace.from_dict(t.to_dict(), course.model.cfg.n_layers)
     assert (back.src_tokens, back.tgt_tokens, back.translation) == (t.src_tokens, t.tgt_tokens, t.translation)
     assert back.keys() == t.keys() and all(torch.equal(back[k], t[k]) for k in t.keys())
+    assert back.n_layers == t.n_layers == course.model.cfg.n_layers == 2
+
+
+def test_a_trace_is_looked_up_by_key_or_by_kind_layer_and_place(course):
+    t = run_with_trace(course.model, "we eat bread")
+    for place in PLACES:
+        for layer in range(t.n_layers):
+            for kind in ("q", "k", "v", "scores", "mask", "weights", "x1", "out", "layer_out"):
+                assert t[kind, layer, place] is t[trace_key(place, layer, kind)]
+    assert t["q", 1, "cross"] is t["decoder.1.cross.q"] and t["mask", 0, "decoder self"].dtype == torch.bool
+    with pytest.raises(KeyError, match="kind, layer, place"):
+        t["q", 0]
+    with pytest.raises(KeyError, match="no trace key"):
+        t["q", 2, "encoder self"]  # the model has layers 0 and 1
+
+
+def test_the_recorded_mask_is_the_model_s_mask(course):
+    """Decoder self-attention's recorded mask is causal; the encoder's and cross-attention's let every real word
+    be seen (one sentence: no padding)."""
+    t = run_with_trace(course.model, "we eat bread")
+    n_src, n_tgt = len(t.src_tokens), len(t.tgt_tokens)
+    assert torch.equal(t["mask", 0, "decoder self"], torch.ones(n_tgt, n_tgt, dtype=torch.bool).tril())
+    assert t["mask", 1, "encoder self"].all() and t["mask", 0, "cross"].shape == (n_tgt, n_src)
 
 
 @pytest.mark.parametrize("mode", ["train", "eval"])
@@ -439,7 +463,7 @@ def test_query_inputs_equal_the_q_input_hook(course):
 
 
 def test_projections_layer_input_is_the_q_input_hook(course):
-    """projections.layer_input reads the hook instead of re-running the encoder's loop by hand: layer 1's input is
+    """layer_input (measures/qkv.py) reads the hook instead of re-running the encoder's loop by hand: layer 1's input is
     layer 0's output, as a hand-run of the first encoder layer gives it."""
     from course_utils.measures.qkv import layer_input
 

@@ -1,9 +1,9 @@
 """Notebook 05 writes the training loop and greedy decoding out in code cells; they must equal the library.
 
 The cells are taken from the committed notebook (found by their marker comment) and run here in a namespace
-that holds what they read. The loop must give bit-identical weights to `training.train` for the same seed and
-epochs; greedy decoding must give the words of `model.translate`. Each comparison is also run on a broken copy of
-the cell (no shift, another seed, the wrong row) to show that it can fail.
+that holds what they read. The loop must give bit-identical weights to `train` (training/train.py) for the same
+seed and epochs; greedy decoding must give the words of `translate` (core/model.py). Each comparison is also run
+on a broken copy of the cell (no shift, another seed, the wrong row) to show that it can fail.
 """
 
 from __future__ import annotations

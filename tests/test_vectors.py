@@ -1,4 +1,5 @@
-"""course_utils.vectors (notebook 01): the blog's numbers, the matrices, the topic check, the plot functions."""
+"""Notebook 01's helpers: the blog's numbers (core/toys.py), the matrices and the topic check
+(measures/sentence_vectors.py), the plot functions (views/vectors.py)."""
 
 from __future__ import annotations
 

@@ -2,9 +2,9 @@
 
 Each notebook that builds a widget with `interactive_plot` is executed in a fresh kernel (cwd notebooks/, the kernel
 of the current environment, as tools/execute.py does), then one extra cell calls
-`course_utils.widgets.drive_all()`: every combination of each widget's control values (a pairwise-covering set when
-there are many) is shown, and any message that is not a `CourseInputError` (numpy's or torch's words, a KeyError, ...)
-fails the test, named with the choices that gave it. The notebook file is not written.
+`course_utils.views.widgets.drive_all()`: every combination of each widget's control values (a pairwise-covering
+set when there are many) is shown, and any message that is not a `CourseInputError` (numpy's or torch's words, a
+KeyError, ...) fails the test, named with the choices that gave it. The notebook file is not written.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
-"""Notebook 05's attention view (section 5): a client-side view (clientside.seed_attention_view) whose saved output
-holds every choice of sentence × seed × place × layer × head, opens on the view the static cell below it draws
-(cross-attention, layer 1, 'he can read letter', seed 0), and holds the shipped seeds' weights.
+"""Notebook 05's attention view (section 5): a client-side view (seed_attention_view,
+views/clientside/seed_attention.py) whose saved output holds every choice of sentence × seed × place × layer ×
+head, opens on the view the static cell below it draws (cross-attention, layer 1, 'he can read letter', seed 0),
+and holds the shipped seeds' weights.
 
 The committed output is read here (what JupyterLab, the exported page and nbviewer draw without a kernel).
 """

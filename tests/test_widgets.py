@@ -1,4 +1,5 @@
-"""widgets.interactive_plot: a thin wrapper that re-renders on change and turns bad choices into a message."""
+"""interactive_plot (course_utils/views/widgets.py): a thin wrapper that re-renders on change and turns bad choices
+into a message."""
 
 import matplotlib
 

@@ -1,4 +1,12 @@
-"""Attention written from scratch: scaled dot-product attention and multi-head attention.
+"""Attention written from scratch: scaled dot-product attention and multi-head attention, with hook points.
+
+    out, weights = scaled_dot_product_attention(q, k, v, mask)   # softmax(q kᵀ / √d) v (notebook 03)
+    weights = masked_softmax(scores, mask)                        # a masked key gets exactly 0
+    mha = MultiHeadAttention(64, 2)                               # W_Q, W_K, W_V, split into heads, W_O (notebook 04)
+    out, weights = mha(x, x, x, mask)                             # out (B, Tq, d_model), weights (B, H, Tq, Tk)
+
+Every intermediate of MultiHeadAttention passes a `HookPoint` named by its trace key (`core.places.trace_key`), which
+`inspect.tracing` records or patches. The translator (`core.model`) and MiniLM (`core.pretrained`) both use this class.
 
 Shapes use these letters everywhere in the course:
     B batch, H heads, Tq query positions, Tk key positions, d / d_model features, dh = d_model // H.
@@ -18,9 +26,10 @@ from course_utils.core.errors import ConfigError, ShapeError
 
 
 class HookPoint(nn.Module):
-    """An identity layer that gives a tensor a name, so `tracing` can record or patch it.
+    """An identity layer that gives a tensor a name, so `inspect.tracing` can record or patch it.
 
     `name` is the trace key, e.g. "encoder.0.self.q"; the model sets it when it is built.
+    Used in notebooks 04 §1 (`record` on a layer's hook points) and 05 §2 (the "tracing hooks" of the module tree).
     """
 
     def __init__(self, name: str = ""):
@@ -33,6 +42,22 @@ class HookPoint(nn.Module):
 
     def extra_repr(self) -> str:
         return repr(self.name)
+
+
+PLACE_OF_MODULE = {"self_attn": "self", "cross_attn": "cross"}  # attention modules, named by their place in keys
+
+
+def name_hooks(module: nn.Module, renames: dict[str, str] | None = None) -> None:
+    """Name every HookPoint under `module` after its path in `module.named_modules()` (as TransformerLens does):
+    "hook_" is dropped and the attention modules are named by their place, so in the translator
+    "encoder.0.self_attn.hook_q" is the trace key "encoder.0.self.q" and "decoder.1.hook_layer_out" is
+    "decoder.1.layer_out". `renames` maps more path parts (e.g. the translator's "src_embed" -> "encoder").
+    Used by the course model and MiniLM when they are built (notebooks 05 §2, 10 §1)."""
+    renames = {**PLACE_OF_MODULE, **(renames or {})}
+    for path, hook in module.named_modules():
+        if isinstance(hook, HookPoint):
+            *parents, own = path.split(".")
+            hook.name = ".".join([renames.get(p, p) for p in parents] + [own.removeprefix("hook_")])
 
 
 def _check_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> None:
@@ -60,6 +85,7 @@ def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None = None) -> to
     Masked positions get exactly 0. A row with no allowed position gets all zeros (never NaN).
     (Which positions were allowed is recorded in a trace under "....mask", not read off the weights:
     in float32 an allowed weight can underflow to 0.0.)
+    Taught in notebook 03 §5 (exercise 1 writes it); used in 03 §6 on the trained model's scores.
     """
     if mask is None:
         return torch.softmax(scores, dim=-1)
@@ -81,12 +107,23 @@ def scaled_dot_product_attention(q, k, v, mask=None, *, scale: float | None = No
 
     q (..., Tq, d), k (..., Tk, d), v (..., Tk, dv); mask bool, broadcastable to (..., Tq, Tk), True = may attend.
     Returns (out (..., Tq, dv), weights (..., Tq, Tk)). `scale` defaults to √d (the divisor).
+    Taught in notebook 03 §2 (step by step) and §5 (masks); checked against PyTorch in §6.
     """
     _check_qkv(q, k, v)
     scale = math.sqrt(q.shape[-1]) if scale is None else scale
     scores = q @ k.transpose(-2, -1) / scale  # (..., Tq, Tk): the "energy"
     weights = masked_softmax(scores, mask)  # each row sums to 1 (or is all 0 if fully masked)
     return weights @ v, weights
+
+
+def check_heads(d_model: int, n_heads: int) -> None:
+    """The one check that d_model splits into n_heads equal heads (each gets d_model // n_heads features).
+    Taught in notebook 04 §2."""
+    if n_heads < 1 or d_model < 1 or d_model % n_heads != 0:
+        raise ConfigError(
+            f"d_model ({d_model}) must be divisible by n_heads ({n_heads}) so every head gets "
+            f"d_model // n_heads features; try n_heads in {[h for h in range(1, d_model + 1) if d_model % h == 0][:8]}"
+        )
 
 
 class MultiHeadAttention(nn.Module):
@@ -96,34 +133,57 @@ class MultiHeadAttention(nn.Module):
     size dh = d_model // n_heads; each head does scaled dot-product attention; the heads are
     concatenated and mixed by W_O.
 
-    Every intermediate passes a HookPoint so that `course_utils.tracing` can record or patch it: what
+    Every intermediate passes a HookPoint so that `inspect.tracing` can record or patch it: what
     enters the three projections (hook_q_input, hook_k_input, hook_v_input, as TransformerLens names them),
     hook_q, hook_k, hook_v, hook_scores, hook_mask (which keys each query may see, (B, Tq, Tk) bool),
     hook_weights, hook_x1, hook_concat, hook_out.
+    Taught in notebook 04 §1 (shape by shape; = torch.nn.MultiheadAttention in §4); used in 10 §1 (MiniLM's layers).
     """
 
     KINDS = ("q_input", "k_input", "v_input", "q", "k", "v", "scores", "mask", "weights", "x1", "concat", "out")
 
     def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0):
         super().__init__()
-        if n_heads < 1 or d_model % n_heads != 0:
-            raise ConfigError(
-                f"d_model ({d_model}) must be divisible by n_heads ({n_heads}) so every head gets "
-                f"d_model // n_heads features; try n_heads in {[h for h in range(1, d_model + 1) if d_model % h == 0][:8]}"
-            )
+        check_heads(d_model, n_heads)
         self.d_model, self.n_heads, self.d_head = d_model, n_heads, d_model // n_heads
         self.w_q = nn.Linear(d_model, d_model)
         self.w_k = nn.Linear(d_model, d_model)
         self.w_v = nn.Linear(d_model, d_model)
         self.w_o = nn.Linear(d_model, d_model)
         self.dropout = nn.Dropout(dropout)
-        for kind in self.KINDS:
-            setattr(self, f"hook_{kind}", HookPoint(kind))
+        self.hook_q_input = HookPoint()  # (B, Tq, d_model): what enters W_Q
+        self.hook_k_input = HookPoint()  # (B, Tk, d_model): what enters W_K
+        self.hook_v_input = HookPoint()  # (B, Tk, d_model): what enters W_V
+        self.hook_q = HookPoint()  # (B, H, Tq, dh)
+        self.hook_k = HookPoint()  # (B, H, Tk, dh)
+        self.hook_v = HookPoint()  # (B, H, Tk, dh)
+        self.hook_scores = HookPoint()  # (B, H, Tq, Tk): q·k / √dh
+        self.hook_mask = HookPoint()  # (B, Tq, Tk) bool: which keys each query may see
+        self.hook_weights = HookPoint()  # (B, H, Tq, Tk): softmax of the scores, rows sum to 1
+        self.hook_x1 = HookPoint()  # (B, H, Tq, dh): weights · V, the blog's X1
+        self.hook_concat = HookPoint()  # (B, Tq, d_model): the heads side by side
+        self.hook_out = HookPoint()  # (B, Tq, d_model): mixed by W_O, the blog's X4
+        name_hooks(self)  # "q", "scores", ...; the model renames them from its module tree
 
-    def name_hooks(self, prefix: str) -> None:
-        """Give every hook point its trace key, e.g. prefix "decoder.0.cross" -> "decoder.0.cross.q"."""
-        for kind in self.KINDS:
-            getattr(self, f"hook_{kind}").name = f"{prefix}.{kind}"
+    @property
+    def W_QK(self) -> torch.Tensor:
+        """(H, d_model, d_model): W^Q_h (W^K_h)ᵀ of every head, in the row convention: x · W_QK[h] · yᵀ / √dh is
+        the score a query vector x gives a key vector y in head h (bias terms aside). Its rank is at most dh.
+        Taught in notebook 09 §3."""
+        H, dh, d = self.n_heads, self.d_head, self.d_model
+        w_q = self.w_q.weight.detach().view(H, dh, d)  # head h's rows of w_q.weight = its columns of W^Q
+        w_k = self.w_k.weight.detach().view(H, dh, d)
+        return w_q.transpose(1, 2) @ w_k  # (H, d, dh) @ (H, dh, d)
+
+    @property
+    def W_OV(self) -> torch.Tensor:
+        """(H, d_model, d_model): W^V_h W^O_h of every head, in the row convention: a key vector y that gets all of
+        head h's weight adds y · W_OV[h] to the block's output (plus a bias term the same for every word).
+        Taught in notebook 09 §3."""
+        H, dh, d = self.n_heads, self.d_head, self.d_model
+        w_v = self.w_v.weight.detach().view(H, dh, d)  # head h's columns of W^V, transposed
+        w_o = self.w_o.weight.detach().view(d, H, dh).permute(1, 2, 0)  # head h's rows of W^O = w_o.weight.T
+        return w_v.transpose(1, 2) @ w_o  # (H, d, dh) @ (H, dh, d)
 
     def split_heads(self, x: torch.Tensor) -> torch.Tensor:
         B, T, _ = x.shape  # (B, T, d_model) -> (B, H, T, dh)

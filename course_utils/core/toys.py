@@ -1,4 +1,13 @@
-"""TODO core.toys"""
+"""The course's hand-made examples: small vectors and matrices with values chosen so they can be read by eye.
+
+    SENTENCES_2D, SENTENCES_3D    sentences as 2-D / 3-D topic vectors (notebook 01; SENTENCES_2D again in 10 §2)
+    WORDS_2D                      word vectors for 01's closing question ("eat" in "eat apple" and "eat book")
+    TOY_VOCAB, TOY_WQ, one_hot    a four-word vocabulary and a W^Q with one row per word (notebook 02 §3)
+    toy_embeddings(words)         (T, 2) word vectors, features TOY_FEATURES = (action, edible) (notebook 03)
+
+TOY_WQ and toy_embeddings are float64 (`core.precision.DTYPE`) whatever the default dtype; one_hot follows
+torch's default dtype (float64 in the notebooks).
+"""
 
 from __future__ import annotations
 
@@ -48,7 +57,8 @@ TOY_FEATURES = ("action", "edible")
 
 
 def toy_embeddings(words=("i", "can", "eat", "apple")) -> torch.Tensor:
-    """(T, 2) float tensor of the hand-made vectors of `words` (feature 0: action, feature 1: edible)."""
+    """(T, 2) float tensor of the hand-made vectors of `words` (feature 0: action, feature 1: edible).
+    Taught in notebook 03 §1 (the sentence X); used again in 03 §5 for the padded batch."""
     unknown = [w for w in words if w not in TOY_VECTORS]
     if unknown:
         raise KeyError(f"no toy vector for {unknown}; toy words: {sorted(TOY_VECTORS)}")
@@ -57,7 +67,7 @@ def toy_embeddings(words=("i", "can", "eat", "apple")) -> torch.Tensor:
 
 # A toy vocabulary and an explicit W^Q in the forum's convention (x · W^Q): one row per word, d_k = 3.
 TOY_VOCAB = ["eat", "drink", "read", "apple"]
-TOY_WQ = torch.tensor(  # float64 (precision.DTYPE), whatever the default dtype at import
+TOY_WQ = torch.tensor(  # float64 (core.precision.DTYPE), whatever the default dtype at import
     [
         [1.0, 0.0, 2.0],  # the query "eat" asks
         [0.0, 1.0, 1.0],  # ... "drink"
@@ -69,7 +79,8 @@ TOY_WQ = torch.tensor(  # float64 (precision.DTYPE), whatever the default dtype 
 
 
 def one_hot(word: str, vocab=TOY_VOCAB) -> torch.Tensor:
-    """'read' -> tensor([0., 0., 1., 0.]) over `vocab`."""
+    """'read' -> tensor([0., 0., 1., 0.]) over `vocab`.
+    Taught in notebook 02 §3 (claim F2: a one-hot input selects one row of W^Q); used in its exercise 2."""
     vocab = list(vocab)
     if word not in vocab:
         raise CourseInputError(f"{word!r} is not in the toy vocabulary {vocab}")

@@ -75,8 +75,7 @@ def check_head_detector(head_detector, batch) -> bool:
             "batch.weights yourself (itself_mass, previous_mass and aligned_mass_of are allowed).",
         )
     stats = head_statistics(batch)
-    n_layers = 1 + max(int(k.split(".")[1]) for k in batch.weights)
-    heads_ = [(p, layer, h) for p in PLACES for layer in range(n_layers) for h in range(batch.n_heads)]
+    heads_ = [(p, layer, h) for p in PLACES for layer in range(batch.n_layers) for h in range(batch.n_heads)]
     try:
         got = {key: head_detector(batch, *key) for key in heads_}
     except NotImplementedError:

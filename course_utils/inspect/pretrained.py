@@ -1,4 +1,12 @@
-"""TODO inspect.pretrained"""
+"""Traces of all-MiniLM-L6-v2 (`core.pretrained.MiniLM`), with the course model's trace keys (notebook 10).
+
+    cache, batch = record_sentences(model, sentences, "*.weights")   # one padded pass, batch dim in front
+    trace = trace_sentence(model, "we eat bread")                    # an `inspect.tracing.Trace` of one sentence
+    trace["encoder.0.self.weights"]                                  # (12 heads, T, T)
+
+A MiniLM trace has the encoder side only: src_tokens are the WordPiece tokens ([CLS] … [SEP]), tgt_tokens and
+translation are empty, and every attention key belongs to the place "encoder self".
+"""
 
 from __future__ import annotations
 
@@ -12,7 +20,8 @@ from course_utils.inspect.tracing import Trace, record
 
 @torch.no_grad()
 def record_sentences(model: MiniLM, sentences, names=None) -> tuple[dict[str, torch.Tensor], Encoded]:
-    """One padded forward pass of many sentences, recording hooked tensors (batch dim in front)."""
+    """One padded forward pass of many sentences, recording hooked tensors (batch dim in front).
+    Used in notebook 10 §4 (the 72 heads over 30 sentences)."""
     batch = model._batch(sentences)
     with record(model, names) as cache:
         model(batch.ids, batch.token_types, batch.mask)
@@ -21,6 +30,7 @@ def record_sentences(model: MiniLM, sentences, names=None) -> tuple[dict[str, to
 
 @torch.no_grad()
 def trace_sentence(model: MiniLM, sentence: str, names=None) -> Trace:
-    """Trace one sentence: a tracing.Trace whose src_tokens are its WordPiece tokens ([CLS] … [SEP])."""
+    """Trace one sentence: an inspect.tracing.Trace whose src_tokens are its WordPiece tokens ([CLS] … [SEP]).
+    Used in notebook 10 §3, §4, §5."""
     cache, batch = record_sentences(model, [sentence], names)
-    return Trace(batch.tokens[0], [], [], {k: v[0] for k, v in cache.items()})
+    return Trace(batch.tokens[0], [], [], {k: v[0] for k, v in cache.items()}, n_layers=model.cfg.n_layers)

@@ -33,8 +33,8 @@ import torch
 
 from course_utils.core.attention import HookPoint
 from course_utils.core.data import BOS, encode_source, encode_target, pad_batch, tokenize
-from course_utils.core.model import Translator, translate
-from course_utils.core.places import HEAD_KINDS, KEY_KINDS
+from course_utils.core.model import Translator, eval_mode, translate
+from course_utils.core.places import HEAD_KINDS, KEY_KINDS, trace_key
 
 
 def hook_points(model) -> dict[str, HookPoint]:
@@ -125,8 +125,17 @@ class Trace:
     tgt_tokens: list[str]  # decoder input: <bos> + German words (decoder positions)
     translation: list[str]  # the model's greedy translation of the source
     tensors: dict[str, torch.Tensor] = field(default_factory=dict)
+    n_layers: int = field(default=0, kw_only=True)  # the model's layers (its config), not parsed from the keys
 
-    def __getitem__(self, key: str) -> torch.Tensor:
+    def __getitem__(self, key) -> torch.Tensor:
+        """trace["encoder.0.self.q"], or the same tensor as trace["q", 0, "encoder self"] (kind, layer, place)."""
+        if isinstance(key, tuple):
+            if len(key) != 3:
+                raise KeyError(
+                    f"look up a trace by its key or by (kind, layer, place), e.g. ('q', 0, 'encoder self'); got {key!r}"
+                )
+            kind, layer, place = key
+            key = trace_key(place, layer, kind)
         if key not in self.tensors:
             close = fnmatch.filter(self.tensors, f"*{key.split('.')[-1]}")[:6]
             raise KeyError(f"no trace key {key!r}; e.g. {close or sorted(self.tensors)[:6]}")
@@ -167,20 +176,16 @@ class Trace:
         }
 
     @classmethod
-    def from_dict(cls, d: dict) -> Trace:
-        return cls(d["src_tokens"], d["tgt_tokens"], d["translation"], dict(d["tensors"]))
+    def from_dict(cls, d: dict, n_layers: int) -> Trace:
+        """The inverse of to_dict; n_layers comes from the config of the model the trace belongs to."""
+        return cls(d["src_tokens"], d["tgt_tokens"], d["translation"], dict(d["tensors"]), n_layers=n_layers)
 
 
 @torch.no_grad()
 def record_forward(model: Translator, src: torch.Tensor, tgt_in: torch.Tensor, names=None) -> dict[str, torch.Tensor]:
     """One teacher-forced forward pass in eval mode (restored afterwards), recording hooked tensors."""
-    was_training = model.training
-    model.eval()
-    try:
-        with record(model, names) as cache:
-            model(src, tgt_in)
-    finally:
-        model.train(was_training)
+    with eval_mode(model), record(model, names) as cache:
+        model(src, tgt_in)
     return cache
 
 
@@ -197,7 +202,7 @@ def run_with_trace(model: Translator, sentence, target=None, names=None) -> Trac
     tgt_ids = encode_target(model.tgt_vocab, target_words, model.cfg.max_len)[:-1] if target_words else bos
     tgt = torch.tensor([tgt_ids], device=device)  # decoder input: <bos> w1 ... wn
     tensors = {k: v[0] for k, v in record_forward(model, src, tgt, names).items()}  # drop the batch dim
-    return Trace(words, [BOS] + list(target_words), translation, tensors)
+    return Trace(words, [BOS] + list(target_words), translation, tensors, n_layers=model.cfg.n_layers)
 
 
 @torch.no_grad()

@@ -1,25 +1,16 @@
-"""Helpers for notebooks 03 (scaled dot-product attention, step by step) and 04 (multi-head attention).
+"""What attention does, in numbers: why scores are divided by √d (03), and every head over the whole corpus (03-10).
 
-    toy_embeddings()                   03: hand-made 2-D word vectors for "i can eat apple" (+ "we")
-    score_stats(d, divisor)            03: std of q·k/divisor, max weight and entropy of the softmax
-    real_scores(model, pairs)          03: the scores q·k/√dh of every real, allowed (query, key) pair
-    plot_scaling(d, divide_by)         03: the scale slider's picture
-    record_batch(model, pairs, names)  04: record hooked tensors for many sentence pairs at once
+    score_stats(64, divisor_value(64, "√d"))     # 03: std of q·k/divisor, mean max weight and entropy of softmax
+    real_scores(model, pairs)                    # 03: the scores q·k/√dh of every real, allowed (query, key) pair
+    batch = trace_pairs(model, load_pairs())     # one padded teacher-forced pass, every weight and mask recorded
+    mean_row_max(batch, "encoder self", 0)       # 03, 05, 09: how hard attention picks
+    head_differences(batch)                      # 04, 09: how different the two heads' rows are (total variation)
+    head_statistics(batch)                       # 09: table place/layer/head -> where the queries look
+    role_attention(batch, "cross", 1, head=0)    # 09: the same by word role (`measures.roles`)
 
-How different the heads' weights are (04, claim F5) is measured by `heads.head_differences`, as in 09, and how
-hard a trained model's attention picks (03) by `heads.mean_row_max` and `heads.mean_row_entropy`.
-
-Shapes follow `attention.py`: (B, H, T, dh), weights (B, H, Tq, Tk).
-
-03-05, 09: what each attention head does, measured over the whole corpus, and its pictures.
-
-    batch = trace_pairs(model, load_pairs())          # one padded forward pass, every weight recorded
-    head_statistics(batch)                            # table: layer/place/head -> where the queries look
-    mean_row_max(batch, "encoder self", 0)            # how hard attention picks
-    role_attention(batch, "cross", 1, head=0)         # by word role (course_utils.roles)
-
-Places are tracing.PLACES. Word roles and alignment: `roles`; scored interventions: `interventions`;
-W^Q as a bank of queries: `projections`; the attention heatmap itself: `plotting.plot_attention`.
+Places are `core.places.PLACES`; shapes follow `core.attention`: q, k, v (B, H, T, dh), weights (B, H, Tq, Tk).
+The pictures are elsewhere: the scale slider `views.scaling.plot_scaling`, the attention heatmap
+`views.heatmaps.plot_attention`, the per-head figures `views.heads`; scored interventions are `measures.interventions`.
 """
 
 from __future__ import annotations
@@ -43,18 +34,23 @@ from course_utils.measures.roles import ROLES, english_roles, german_roles
 
 @dataclass
 class BatchTrace:
-    """Attention weights of many pairs at once, with padding and word roles.
+    """Attention weights of many pairs at once, with the recorded masks, the real lengths and word roles.
 
-    weights[key] is (B, H, Tq, Tk) for key "{side}.{layer}.{place}.weights"; src_len/tgt_len are the
-    real lengths (English words; decoder input <bos> w1..wn, i.e. German words + 1).
+    weights[key] is (B, H, Tq, Tk) for key "{side}.{layer}.{place}.weights", masks[key] the (B, Tq, Tk) bool mask
+    the model recorded at "{side}.{layer}.{place}.mask" (which keys each query may see); src_len/tgt_len are the
+    real lengths (English words; decoder input <bos> w1..wn, i.e. German words + 1); n_layers is the model's.
+
+    Used in notebooks 09 §2 (what trace_pairs returns) and 10 §4.
     """
 
     pairs: list[Pair]
     weights: dict[str, torch.Tensor]
+    masks: dict[str, torch.Tensor]
     src_len: torch.Tensor  # (B,)
     tgt_len: torch.Tensor  # (B,)
     src_roles: list[list[str]]
     out_roles: list[list[str]]  # role of the German word each decoder position *produces* (<eos>: "end")
+    n_layers: int
 
     @property
     def n_heads(self) -> int:
@@ -63,15 +59,20 @@ class BatchTrace:
 
 @torch.no_grad()
 def trace_pairs(model: Translator, pairs: list[Pair]) -> BatchTrace:
-    """Teacher-forced forward pass of all `pairs` in one padded batch, recording every attention weight."""
-    cache, src_real, tgt_real = record_batch(model, pairs, "*.weights")
+    """Teacher-forced forward pass of all `pairs` in one padded batch, recording every attention weight and mask.
+
+    Used in notebooks 03 §8, 04 §6, 05 §5 and 09 §2, §4 (explained in 09 §2).
+    """
+    cache, src_real, tgt_real = record_batch(model, pairs, ["*.weights", "*.mask"])
     return BatchTrace(
         pairs,
-        dict(cache),
+        {k: v for k, v in cache.items() if k.endswith(".weights")},
+        {k: v for k, v in cache.items() if k.endswith(".mask")},
         src_real.sum(1),
         tgt_real.sum(1),
         [english_roles(p.english) for p in pairs],
         [german_roles(p.german, p.pattern) + ["end"] for p in pairs],
+        model.cfg.n_layers,
     )
 
 
@@ -79,7 +80,10 @@ DIVISORS = ("1", "√d", "d")
 
 
 def divisor_value(d: int, divide_by: str) -> float:
-    """'1' -> 1, '√d' -> √d, 'd' -> d."""
+    """'1' -> 1, '√d' -> √d, 'd' -> d.
+
+    Used in notebook 03 §4.
+    """
     table = {"1": 1.0, "√d": math.sqrt(d), "d": float(d)}
     if divide_by not in table:
         raise ValueError(f"divide_by must be one of {DIVISORS}; got {divide_by!r}")
@@ -87,7 +91,10 @@ def divisor_value(d: int, divide_by: str) -> float:
 
 
 def random_scores(d: int, n_queries: int = 2000, n_keys: int = 8, seed: int = 0) -> torch.Tensor:
-    """Raw scores q·k (n_queries, n_keys) for q, k with independent N(0, 1) entries (float64, fixed seed)."""
+    """Raw scores q·k (n_queries, n_keys) for q, k with independent N(0, 1) entries (float64, fixed seed).
+
+    Taught in notebook 03 §4.
+    """
     if int(d) != d or d < 1:
         raise ValueError(f"d must be a positive whole number of features; got {d}")
     return _random_scores(int(d), n_queries, n_keys, seed).clone()  # a copy: callers may change theirs
@@ -103,17 +110,26 @@ def _random_scores(d: int, n_queries: int, n_keys: int, seed: int) -> torch.Tens
 
 
 def entropy(weights: torch.Tensor) -> torch.Tensor:
-    """Entropy in nats of each row of attention weights (0 = all on one key, ln Tk = uniform)."""
+    """Entropy in nats of each row of attention weights (0 = all on one key, ln Tk = uniform).
+
+    Taught in notebook 03 §4.
+    """
     return -torch.special.xlogy(weights, weights).sum(-1)  # 0 · log 0 = 0
 
 
 def score_stats(d: int, divisor: float, n_queries: int = 2000, n_keys: int = 8, seed: int = 0) -> dict:
-    """std of the scores q·k/divisor, mean max weight and mean entropy (nats) of their softmax rows."""
+    """std of the scores q·k/divisor, mean max weight and mean entropy (nats) of their softmax rows.
+
+    Taught in notebook 03 §4.
+    """
     return stats_of_scores(random_scores(d, n_queries, n_keys, seed) / divisor, d, divisor)
 
 
 def stats_of_scores(s: torch.Tensor, d: int, divisor: float) -> dict:
-    """score_stats of already scaled scores s (n_queries, n_keys)."""
+    """score_stats of already scaled scores s (n_queries, n_keys).
+
+    Used by views.scaling.plot_scaling and views.clientside.scaling.scaling_view (notebook 03 §4).
+    """
     n_keys = s.shape[-1]
     w = torch.softmax(s, dim=-1)
     return {
@@ -126,24 +142,24 @@ def stats_of_scores(s: torch.Tensor, d: int, divisor: float) -> dict:
     }
 
 
-# ---- 03: the scores of a trained model (places: tracing.PLACES) ----
+# ---- 03: the scores of a trained model (places: core.places.PLACES) ----
 
 
 @torch.no_grad()
 def real_scores(model, pairs) -> dict[tuple[str, int], torch.Tensor]:
     """{(place, layer): 1-D tensor} of the scores q·k/√dh (before the softmax) of every head and every (query, key)
     pair of real words that the mask lets attend (padding left out; in decoder self-attention, no later keys).
-    One teacher-forced pass of all `pairs`; places as in `tracing.PLACES`."""
-    cache, src_real, tgt_real = record_batch(model, pairs, "*.scores")
+    One teacher-forced pass of all `pairs`; places as in `core.places.PLACES`.
+
+    Taught in notebook 03 §8.
+    """
+    cache, src_real, tgt_real = record_batch(model, pairs, ["*.scores", "*.mask"])
     out = {}
     for layer in range(model.cfg.n_layers):
         for place in PLACES:
             s = cache[trace_key(place, layer, "scores")]  # (B, H, Tq, Tk)
-            q_real = src_real if place == "encoder self" else tgt_real
-            k_real = tgt_real if place == "decoder self" else src_real
-            allowed = q_real[:, :, None] & k_real[:, None, :]  # (B, Tq, Tk)
-            if place == "decoder self":
-                allowed = allowed & torch.ones(s.shape[-2:], dtype=torch.bool).tril()
+            q_real = src_real if place == "encoder self" else tgt_real  # (B, Tq): real queries
+            allowed = cache[trace_key(place, layer, "mask")] & q_real[:, :, None]  # (B, Tq, Tk): the recorded mask
             out[place, layer] = s.transpose(0, 1)[:, allowed].flatten()  # (H, n) -> (H * n,)
     return out
 
@@ -203,9 +219,11 @@ def head_statistics(batch: BatchTrace, n_layers: int | None = None) -> pd.DataFr
       row max   the row's largest weight (1 = all on one key); its mean over a place's heads is
                 mean_row_max(batch, place, layer, min_keys=2)
       uniform entropy  what uniform attention over the same keys would give
+
+    Taught in notebook 09 §2; used in 09 §4.
     """
     if n_layers is None:
-        n_layers = 1 + max(int(k.split(".")[1]) for k in batch.weights)
+        n_layers = batch.n_layers
     rows = []
     for place in PLACES:
         for layer in range(n_layers):
@@ -240,31 +258,38 @@ def _uniform_entropy(batch: BatchTrace, place: str) -> float:
     return float(np.mean(vals))
 
 
-def allowed_keys(batch: BatchTrace, place: str) -> torch.Tensor:
-    """(B, Tq) number of keys each query may see: the sentence's English words (encoder self, cross),
-    or positions 0..i for decoder query i (causal mask); 0 for padded queries."""
+def allowed_keys(batch: BatchTrace, place: str, layer: int = 0) -> torch.Tensor:
+    """(B, Tq) number of keys each query may see, read from the mask the model recorded: the sentence's English
+    words (encoder self, cross), or positions 0..i for decoder query i (causal mask); 0 for padded queries.
+
+    Used by mean_row_max and mean_row_entropy (notebook 03 §8).
+    """
+    mask = batch.masks[trace_key(place, layer, "mask")]  # (B, Tq, Tk) bool
     lens_q = batch.src_len if place == "encoder self" else batch.tgt_len
-    lens_k = batch.tgt_len if place == "decoder self" else batch.src_len
-    Tq = _weights(batch, place, 0).shape[2]
-    i = torch.arange(Tq)[None, :]
-    n = torch.minimum(i + 1, lens_k[:, None]) if place == "decoder self" else lens_k[:, None].expand(-1, Tq)
-    return torch.where(i < lens_q[:, None], n, 0)
+    real_query = torch.arange(mask.shape[1])[None, :] < lens_q[:, None]  # (B, Tq)
+    return mask.sum(-1) * real_query
 
 
 def mean_row_max(batch: BatchTrace, place: str, layer: int, min_keys: int = 1) -> float:
     """How hard attention picks: the largest weight of each attention row, averaged over every head and every
     real query that may see at least `min_keys` keys (1.0 = every query puts all its weight on one key;
-    1/n = uniform over n keys)."""
+    1/n = uniform over n keys).
+
+    Taught in notebook 03 §4 (row_max); used in 03 §8, 05 §5, 09 §2 and 10 §4.
+    """
     w = _weights(batch, place, layer)  # (B, H, Tq, Tk)
-    rows = allowed_keys(batch, place) >= min_keys  # (B, Tq)
+    rows = allowed_keys(batch, place, layer) >= min_keys  # (B, Tq)
     return float(w.amax(-1).transpose(1, 2)[rows].double().mean())
 
 
 def mean_row_entropy(batch: BatchTrace, place: str, layer: int, min_keys: int = 1) -> float:
     """Mean entropy (nats) of the attention rows, over every head and every real query that may see at least
-    `min_keys` keys: the same rows as `mean_row_max` averages."""
+    `min_keys` keys: the same rows as `mean_row_max` averages.
+
+    Taught in notebook 03 §4 (row_entropy); used in 03 §8.
+    """
     w = _weights(batch, place, layer).double()  # (B, H, Tq, Tk); padded keys have weight 0
-    rows = allowed_keys(batch, place) >= min_keys  # (B, Tq)
+    rows = allowed_keys(batch, place, layer) >= min_keys  # (B, Tq)
     return float(entropy(w).transpose(1, 2)[rows].mean())
 
 
@@ -272,6 +297,8 @@ def head_difference(batch: BatchTrace, place: str, layer: int) -> float:
     """Mean total-variation distance between head 0's and head 1's attention rows (0 = same, 1 = disjoint).
 
     With more than 2 heads: the mean over all head pairs.
+
+    Taught in notebook 04 §6 (tv_distance); used in 10 §4.
     """
     w = _weights(batch, place, layer).double()  # (B, H, Tq, Tk), padded rows/columns are 0
     B, H = w.shape[:2]
@@ -289,9 +316,12 @@ def head_difference(batch: BatchTrace, place: str, layer: int) -> float:
 
 
 def head_differences(batch: BatchTrace, n_layers: int | None = None) -> pd.DataFrame:
-    """head_difference for every place and layer, as a table."""
+    """head_difference for every place and layer, as a table.
+
+    Taught in notebook 04 §6; used in 09 §2.
+    """
     if n_layers is None:
-        n_layers = 1 + max(int(k.split(".")[1]) for k in batch.weights)
+        n_layers = batch.n_layers
     return _indexed(
         [
             {"place": place, "layer": layer, "head 0 vs head 1": head_difference(batch, place, layer)}
@@ -318,6 +348,8 @@ def role_attention(batch: BatchTrace, place: str, layer: int, head: int) -> pd.D
     Rows of cross-attention are the role of the German word the query *produces* ("end" = <eos>);
     rows/columns of decoder self-attention are the roles of the German input tokens ("<bos>" first).
     Each row sums to 1.
+
+    Used in notebook 09 §2, where the grouping by role is explained.
     """
     w = _weights(batch, place, layer)
     if not 0 <= head < w.shape[1]:

@@ -1,4 +1,11 @@
-"""TODO measures.pretrained"""
+"""Notebook 10's measures of the pretrained encoder (MiniLM): where its heads look, and what each head is worth.
+
+    masses = head_masses(cache, lengths, n_layers)   # per (layer, head): weight on previous, next, itself, [CLS], [SEP]
+    paraphrase_cosines(model)                        # (12,) cosine of each PARAPHRASES pair's sentence embeddings
+    ablation_drops(model)                            # per (layer, head): the mean paraphrase cosine without it
+
+The model is `core.pretrained`, its traces `inspect.pretrained`; the head grid is `views.heads.plot_head_grid`.
+"""
 
 from __future__ import annotations
 
@@ -34,7 +41,10 @@ HEAD_MEASURES = ("previous", "next", "itself", "[CLS]", "[SEP]")
 
 def head_masses(weights: dict[str, torch.Tensor], lengths: torch.Tensor, n_layers: int) -> pd.DataFrame:
     """Per (layer, head): the mean attention weight each real query puts on the previous token, the next token,
-    itself, [CLS] (position 0) and [SEP] (the last real position), over every sentence of a batch."""
+    itself, [CLS] (position 0) and [SEP] (the last real position), over every sentence of a batch.
+
+    Taught in notebook 10 §4.
+    """
     rows = []
     for layer in range(n_layers):
         w = weights[trace_key(PLACE, layer, "weights")].double()  # (B, H, T, T)
@@ -61,18 +71,24 @@ def head_masses(weights: dict[str, torch.Tensor], lengths: torch.Tensor, n_layer
 
 @torch.no_grad()
 def paraphrase_cosines(model: MiniLM, pairs=PARAPHRASES) -> torch.Tensor:
-    """(n,) cosine between the two sentence embeddings of each pair (unit vectors: their dot product)."""
+    """(n,) cosine between the two sentence embeddings of each pair (unit vectors: their dot product).
+
+    Taught in notebook 10 §7; used in 10 §5.
+    """
     a, b = model.embed([p[0] for p in pairs]), model.embed([p[1] for p in pairs])
     return (a * b).sum(1).double()
 
 
 @torch.no_grad()
 def ablation_drops(model: MiniLM, pairs=PARAPHRASES) -> pd.DataFrame:
-    """Zero one head at a time (tracing.ablate_head on "encoder.{layer}.self.x1") and score the paraphrase pairs:
-    one row per (layer, head) with the mean paraphrase cosine and its drop from the intact model.
+    """Zero one head at a time (inspect.interventions.ablate_head on "encoder.{layer}.self.x1") and score the
+    paraphrase pairs: one row per (layer, head) with the mean paraphrase cosine and its drop from the intact model.
 
     The same as `with patch(model, {key: ablate_head(h)}): paraphrase_cosines(model, pairs)` for every head, but
-    each run starts from the intact input of the ablated layer (the layers before it are not changed)."""
+    each run starts from the intact input of the ablated layer (the layers before it are not changed).
+
+    Taught in notebook 10 §7.
+    """
 
     n = len(pairs)
     states, batch = model.hidden_states([p[0] for p in pairs] + [p[1] for p in pairs])

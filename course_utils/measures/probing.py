@@ -9,11 +9,12 @@
 
 08 measures how far the vectors of a word move between sentences:
 
-    traces = [course.snapshots[30][s] for s in load_probes("five_sentences")]
+    traces = [course.snapshots[30][s] for s in load_probes("five_sentences")]   # = five_sentences(30)
+    word_spread(traces, "encoder.0.self.x1")          # {shared word: how far its vectors move}
     spread_table(traces)                              # one row per side/layer/place/kind
 
-Every function takes `tracing.Trace` objects; vectors come from `Trace.vectors` (heads side by
-side when head is None).
+Every function takes `inspect.tracing.Trace` objects; vectors come from `Trace.vectors` (heads side by
+side when head is None). The distances are `measures.similarity`'s; the figures are `views.probing`.
 """
 
 from __future__ import annotations
@@ -40,8 +41,7 @@ TOLERANCE = 1e-9  # float64 rounding noise (~1e-15 here) stays below this: diffe
 
 def _check_layer(trace, key: str) -> None:
     if key not in trace.keys():
-        layers = sorted({k.split(".")[1] for k in trace.keys() if k.split(".")[1].isdigit()})
-        raise IndexError(f"no {key!r} in this trace; layers are {', '.join(layers)}")
+        raise IndexError(f"no {key!r} in this trace; layers are {', '.join(map(str, range(trace.n_layers)))}")
 
 
 # ---- 07: the same words in another order ----
@@ -51,6 +51,8 @@ def word_permutation(tokens_a, tokens_b) -> list[int]:
     """perm with tokens_b[i] == tokens_a[perm[i]]: where each word of b sits in a.
 
     ["we", "can", "eat", "apple"], ["apple", "eat", "can", "we"] -> [3, 2, 1, 0].
+
+    Taught in notebook 07 (Q across the two sentences); used in its exercise 2.
     """
     tokens_a, tokens_b = list(tokens_a), list(tokens_b)
     if sorted(tokens_a) != sorted(tokens_b):
@@ -61,6 +63,11 @@ def word_permutation(tokens_a, tokens_b) -> list[int]:
 
 
 def key_vectors(trace, key: str, head=None) -> np.ndarray:
+    """trace[key] as float64: vectors (T, dim) (heads side by side when head is None), or attention weights and
+    scores (H, Tq, Tk) (one head kept when given); a head of a kind that mixes the heads is a ValueError.
+
+    Used by every comparison below and by views.probing.plot_word_order (notebooks 07 and 08).
+    """
     _check_layer(trace, key)
     head = head_index(head)
     if key.endswith((".weights", ".scores")):
@@ -79,6 +86,8 @@ def aligned(trace_a, trace_b, key: str, head=None) -> tuple[np.ndarray, np.ndarr
     """(A reordered into b's word order, B): row i of both belongs to the same word.
 
     Vectors (T, dim) are reordered along T; attention weights (H, Tq, Tk) along both token axes.
+
+    Taught in notebook 07 (Q across the two sentences); used in 07 (X4 and the layers above).
     """
     A, B = key_vectors(trace_a, key, head), key_vectors(trace_b, key, head)
     if key.endswith((".weights", ".scores")):
@@ -94,6 +103,8 @@ def order_gaps(trace_a, trace_b, keys, head=None) -> pd.DataFrame:
     same position: max |B - A| row by row (0 would mean permutation INVARIANT: nothing changed);
     same word:     max |B - P·A|, A reordered to b's word order (0 means EQUIVARIANT: outputs only moved);
     same-word cos: the smallest cosine between a word's two vectors (1 = same direction).
+
+    Taught in notebook 07 (Q across the two sentences); used in 07 (K and V ..., Three positional encodings).
     """
     rows = []
     for key in keys:
@@ -116,6 +127,8 @@ def cosine_across(
     """Colour-styled cosine table: rows = vectors of sentence a, columns = vectors of sentence b.
 
     `uuid` must differ between the tables of one notebook (the HTML ids must be unique and fixed).
+
+    Used in notebook 07 (Q across the two sentences; K and V across the two sentences; X4 and the layers above).
     """
     A, B = key_vectors(trace_a, key, head), key_vectors(trace_b, key, head)
     if A.ndim != 2:
@@ -128,7 +141,10 @@ def cosine_across(
 
 
 def anti_diagonal(M) -> np.ndarray:
-    """M[i, n-1-i]: where the same word sits when the columns are the rows' sentence reversed."""
+    """M[i, n-1-i]: where the same word sits when the columns are the rows' sentence reversed.
+
+    Taught in notebook 07 (Q across the two sentences); used in 07 (X4 and the layers above; Explore).
+    """
     M = np.asarray(M)
     return M[np.arange(len(M)), len(M) - 1 - np.arange(len(M))]
 
@@ -143,6 +159,8 @@ def counterpart_stats(trace_a, trace_b, key: str, by: str = "word", head=None) -
       min cos      the smallest cosine between counterparts (1 = the same direction);
       own nearest  True if every row is nearer (by cosine) to its counterpart than to any other row of b;
                    for attention weights: every query's strongest key is the same word in both.
+
+    Taught in notebook 07 (Q across the two sentences).
     """
     if by not in ("word", "position"):
         raise ValueError(f"by must be 'word' or 'position'; got {by!r}")
@@ -165,7 +183,10 @@ def counterpart_stats(trace_a, trace_b, key: str, by: str = "word", head=None) -
 
 
 def seed_counterparts(pairs_by_seed: dict, keys, by: str = "word", head=None) -> pd.DataFrame:
-    """`counterpart_stats` for every seed and key: {seed: (trace_a, trace_b)} -> rows (key, seed)."""
+    """`counterpart_stats` for every seed and key: {seed: (trace_a, trace_b)} -> rows (key, seed).
+
+    Used in notebook 07 for every B8 verdict (Q across the two sentences ... Three positional encodings).
+    """
     rows = [
         {"key": key, "seed": seed, **counterpart_stats(a, b, key, by, head)}
         for key in keys
@@ -176,12 +197,18 @@ def seed_counterparts(pairs_by_seed: dict, keys, by: str = "word", head=None) ->
 
 def word_order_traces(model, a: str = WORD_ORDER[0], b: str = WORD_ORDER[1], target: str | None = WORD_ORDER_TARGET):
     """(trace of a, trace of b) through `model` (e.g. `load_standard_model(pe).model`), the decoder reading
-    `target` for both so that the decoders' rows compare position by position."""
+    `target` for both so that the decoders' rows compare position by position.
+
+    Taught in notebook 07 (Two word orders through the blog's model); used in 07 (Three positional encodings).
+    """
     return run_with_trace(model, a, target=target), run_with_trace(model, b, target=target)
 
 
 def distinct_translations(model, sentence: str) -> dict[str, int]:
-    """Translate every ordering of the sentence's words: {German translation: how many orderings}."""
+    """Translate every ordering of the sentence's words: {German translation: how many orderings}.
+
+    Taught in notebook 07 (Exercises: exercise 3 writes the loop); used in 07 (What the models translate).
+    """
 
     orders = [" ".join(p) for p in itertools.permutations(sentence.split())]
     counts: dict[str, int] = {}
@@ -194,7 +221,10 @@ def distinct_translations(model, sentence: str) -> dict[str, int]:
 
 
 def shared_positions(traces, key: str) -> list[tuple[int, str]]:
-    """(position, token) pairs where every trace has the same token at the same position."""
+    """(position, token) pairs where every trace has the same token at the same position.
+
+    Used in notebook 08 (The vectors we compare) and its exercise 2.
+    """
     tokens = [t.tokens(key) for t in traces]
     n = min(len(t) for t in tokens)
     return [(p, tokens[0][p]) for p in range(n) if all(t[p] == tokens[0][p] for t in tokens)]
@@ -202,7 +232,10 @@ def shared_positions(traces, key: str) -> list[tuple[int, str]]:
 
 def word_spread(traces, key: str, head=None) -> dict[str, float]:
     """{word: mean pairwise cosine distance of its vectors across the traces}, for every word that sits
-    at the same position in all of them (the shared words)."""
+    at the same position in all of them (the shared words).
+
+    Taught in notebook 08 (The vectors we compare); used in 08 (A number for "scatter").
+    """
     shared = shared_positions(traces, key)
     if not shared:
         raise ValueError(f"no word sits at the same position in all sentences for {key}")
@@ -212,7 +245,10 @@ def word_spread(traces, key: str, head=None) -> dict[str, float]:
 
 def cloud_spread(traces, key: str, head=None) -> float:
     """Spread of the whole point cloud (every token of every trace): mean distance to the centroid
-    divided by the mean norm (scale-free, so kinds of different size compare)."""
+    divided by the mean norm (scale-free, so kinds of different size compare).
+
+    Taught in notebook 08 (The vectors we compare).
+    """
     X = np.concatenate([key_vectors(t, key, head) for t in traces])
     return float(np.linalg.norm(X - X.mean(0), axis=1).mean() / np.linalg.norm(X, axis=1).mean())
 
@@ -224,7 +260,7 @@ def spread_table(traces, kinds=VECTOR_KINDS, head=None, n_layers: int | None = N
     decoder it belongs to the whole layer and is listed under both places.
     """
     if n_layers is None:
-        n_layers = 1 + max(int(k.split(".")[1]) for k in traces[0].keys() if k.split(".")[1].isdigit())
+        n_layers = traces[0].n_layers
     rows = []
     for place in PLACES:
         for layer in range(n_layers):
@@ -285,6 +321,8 @@ def five_projection(
     unit=True divides every vector by its length first: the picture then shows directions, which is
     what cosine similarity (and the spread measure) compares, and no kind dominates by sheer size.
     Returns (points (N, 2), meta DataFrame with word, kind, sentence, place, sentence_no (1-based)).
+
+    Used by views.probing.plot_five and views.clientside.five.five_view (notebook 08, The vectors we compare).
     """
 
     kinds, places = list(kinds), list(places)
@@ -317,14 +355,20 @@ def five_projection(
 
 def shared_mask(meta: pd.DataFrame) -> np.ndarray:
     """True for the rows of a `five_projection` meta whose word sits at the same position in every sentence
-    (per place and kind: cross-attention keys and values are English rows, its queries German ones)."""
+    (per place and kind: cross-attention keys and values are English rows, its queries German ones).
+
+    Used by views.probing.plot_five and views.clientside.five.five_view (notebook 08, The vectors we compare).
+    """
     n = meta["sentence"].nunique()
     words = meta.groupby(["place", "kind", "position"])["word"].agg(lambda w: w.nunique() == 1 and len(w) == n)
     return meta.set_index(["place", "kind", "position"]).index.map(words).to_numpy(dtype=bool)
 
 
 def five_sentences(epoch: int = 30) -> list:
-    """Traces of the "five_sentences" probe set from the shipped learned-PE model's snapshot at `epoch`."""
+    """Traces of the "five_sentences" probe set from the shipped learned-PE model's snapshot at `epoch`.
+
+    Used by the tests of notebook 08: the traces its section The vectors we compare takes from the snapshots.
+    """
     course = load_standard_model("learned")
     return [course.snapshots[epoch][s] for s in load_probes("five_sentences")]
 
@@ -332,5 +376,8 @@ def five_sentences(epoch: int = 30) -> list:
 def five_sentence_traces(model) -> list:
     """Trace the "five_sentences" probe set through `model` as the snapshots do: the decoder reads the German
     reference, or the model's own translation where there is none (the misleading sentence). For seed 0 this
-    equals `five_sentences()`; seeds 1-4 of "learned" ship no snapshot of these sentences."""
+    equals `five_sentences()`; seeds 1-4 of "learned" ship no snapshot of these sentences.
+
+    Used in notebook 08 (The vectors we compare).
+    """
     return [run_with_trace(model, s, target=ref) for s, ref in load_probes("five_sentences").items()]

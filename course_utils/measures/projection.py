@@ -1,6 +1,13 @@
-"""Numbers behind the pictures: labelled vectors from traces, one shared projection, cosine tables.
+"""Labelled vectors from training snapshots, and the one shared projection behind every word-path figure.
 
-Vector labels follow the source blog: word@kind@epoch, e.g. "eat@k@30".
+    lv = collect_vectors(snaps, PAIR, "encoder.0.self")   # 06: q, k, v, x1 of every word, sentence and epoch
+    lv.where(word="eat", kind="k")                        # a subset, by metadata
+    Y = fit_projection(lv.X, "pca")                       # one fit for all rows: shared axes, comparable epochs
+    identical_groups(Y)                                   # the points that are exactly the same ("=" labels)
+
+Vector labels follow the source blog: word@kind@epoch, e.g. "eat@k@30". The figures built on these are
+`views.clustering`, `views.probing` and `views.clientside.word_path`; the numbers, `measures.clustering` and
+`measures.probing`.
 """
 
 from __future__ import annotations
@@ -13,12 +20,15 @@ from sklearn.decomposition import PCA
 from sklearn.manifold import TSNE
 from threadpoolctl import threadpool_limits
 
-from course_utils.core.places import HEAD_KINDS, place_of, trace_key
+from course_utils.core.places import HEAD_KINDS, layer_of, place_of, trace_key
 
 
 @dataclass
 class LabelledVectors:
-    """Rows of `X` with a label and metadata columns (word, kind, epoch, sentence, position)."""
+    """Rows of `X` with a label and metadata columns (word, kind, epoch, sentence, position).
+
+    Used in notebook 06 §1 (what collect_vectors returns).
+    """
 
     X: np.ndarray  # (N, dim)
     meta: pd.DataFrame  # N rows: label, word, kind, epoch, sentence, position
@@ -47,16 +57,18 @@ def collect_vectors(
     """Gather vectors from training snapshots (epoch -> sentence -> Trace).
 
     prefix: "encoder.0.self", "decoder.1.cross", ...; kinds may include "out", "concat" and
-    "layer_out" (the layer output: tracing.trace_key). head=None: all heads side by side.
+    "layer_out" (the layer output: core.places.trace_key). head=None: all heads side by side.
     Every vector is labelled with the token its row belongs to (keys/values of cross-attention:
     the English source token).
+
+    Taught in notebook 06 §1; used in 06 §3, §4.
     """
     epochs = sorted(snapshots) if epochs is None else list(epochs)
     missing = [e for e in epochs if e not in snapshots]
     if missing:
         raise KeyError(f"no snapshot at epoch(s) {missing}; snapshots exist at {sorted(snapshots)}")
     rows, vecs = [], []
-    place, layer = place_of(prefix), int(prefix.split(".")[1])
+    place, layer = place_of(prefix), layer_of(prefix)
     for epoch in epochs:
         for sentence in sentences:
             if sentence not in snapshots[epoch]:
@@ -85,7 +97,10 @@ def collect_vectors(
 
 
 def fit_projection(X: np.ndarray, method: str = "pca", n_components: int = 2, seed: int = 0) -> np.ndarray:
-    """Project all rows together (one fit, shared axes for every epoch/kind). method: "pca" or "tsne"."""
+    """Project all rows together (one fit, shared axes for every epoch/kind). method: "pca" or "tsne".
+
+    Taught in notebook 06 §2; used in 10 §2.
+    """
     X = np.asarray(X, dtype=np.float64)
     if method not in ("pca", "tsne"):
         raise ValueError(f"method must be 'pca' or 'tsne'; got {method!r}")
@@ -98,7 +113,10 @@ def fit_projection(X: np.ndarray, method: str = "pca", n_components: int = 2, se
 
 
 def identical_groups(P, tol: float = 1e-9) -> list[list[int]]:
-    """Group the rows of P that are the same point (up to float noise; not "close": only identical)."""
+    """Group the rows of P that are the same point (up to float noise; not "close": only identical).
+
+    Used by views.clustering.plot_word_projection and views.clientside.word_path (notebook 06 §2, §5).
+    """
     span = float(np.linalg.norm(P.max(0) - P.min(0))) if len(P) else 1.0
     groups: list[list[int]] = []
     for i in range(len(P)):

@@ -1,12 +1,13 @@
-"""Notebook 02: Q, K and V are three linear layers; W^Q read as a bank of queries.
+"""Notebook 02's Q, K and V of the trained model: what enters W^Q, W^K and W^V, and the three places attention happens.
 
-    qkv_of_sentence(model, "we want to eat apple")              # {"q","k","v"}: (H, T, dh), from the layer's input
-    plot_word_qkv(model, "we want to eat apple", "eat")          # the widget view: q, k, v of a word, 3 x d_model
-    places_table(trace)                                          # the three places attention happens
-    query_bank(model, "decoder.0.cross", head=0)                 # 09: one head's bank in a trained model
+    qkv_of_sentence(model, "we want to eat apple")        # {"q","k","v"}: (H, T, dh), from the layer's input
+    word_qkv(model, "we want to eat apple", "eat")        # (3, d_model): one word's whole-layer q, k, v, and a note
+    places_table(trace)                                   # the three places: what Q and K/V are made from, shapes
+    query_inputs(model, sentence, "decoder.1.cross")      # 09: the vectors x that enter W^Q there
 
 PyTorch convention: nn.Linear computes x · weightᵀ + bias, with weight of shape (out, in). The forum's
-W^Q (x · W^Q, one query per row) is therefore `w_q.weight.T`: its rows are the columns of `w_q.weight`.
+W^Q (x · W^Q, one query per row) is therefore `w_q.weight.T`: its rows are the columns of `w_q.weight`
+(`measures.weight_maps.query_bank`). The picture of word_qkv is `views.qkv.plot_word_qkv`.
 """
 
 from __future__ import annotations
@@ -24,7 +25,10 @@ from course_utils.measures.weight_maps import attention_module
 @torch.no_grad()
 def layer_input(model, sentence, layer: int = 0) -> tuple[torch.Tensor, list[str]]:
     """The input (T, d_model) of encoder layer `layer` for an English sentence, and its words: what enters
-    W^Q there (trace key f"encoder.{layer}.self.q_input"; layer 0 reads the embedding, layer i > 0 layer i-1's output).
+    W^Q there (trace key f"encoder.{layer}.self.q_input"; layer 0 reads the embedding, layer i > 0 layer i-1's
+    output).
+
+    Used by qkv_of_sentence and word_qkv (notebook 02, Try it: q, k and v of a word).
     """
     if not 0 <= layer < len(model.encoder):
         raise IndexError(f"layer {layer} out of range: the encoder has layers 0..{len(model.encoder) - 1}")
@@ -38,7 +42,10 @@ def layer_input(model, sentence, layer: int = 0) -> tuple[torch.Tensor, list[str
 
 @torch.no_grad()
 def qkv_of_sentence(model, sentence, layer: int = 0) -> tuple[dict[str, torch.Tensor], list[str]]:
-    """q, k, v (H, T, dh) of encoder layer `layer`'s self-attention, computed directly from its input."""
+    """q, k, v (H, T, dh) of encoder layer `layer`'s self-attention, computed directly from its input.
+
+    Used by tests/test_exercises_nb02.py; the computation is notebook 02 §2's, split into heads as in 04 §1.
+    """
     x, words = layer_input(model, sentence, layer)
     attn = model.encoder[layer].self_attn
     out = {kind: attn.split_heads(getattr(attn, f"w_{kind}")(x[None]))[0] for kind in ("q", "k", "v")}
@@ -52,7 +59,10 @@ def word_qkv(model, sentence, word: str, layer: int = 0) -> tuple[torch.Tensor, 
 
     The word is read at its (first) position in the sentence; a vocabulary word that is not in the
     sentence is read on its own (a one-word sentence, position 0). An unknown word raises
-    UnknownWordError (a CourseInputError whose message suggests close words); a layer out of range a CourseInputError.
+    UnknownWordError (a CourseInputError whose message suggests close words); a layer out of range a
+    CourseInputError.
+
+    Used in notebook 02 (Try it: q, k and v of a word).
     """
     if not 0 <= int(layer) < len(model.encoder):
         raise CourseInputError(f"layer {layer} out of range: the encoder has layers 0..{len(model.encoder) - 1}")
@@ -73,14 +83,18 @@ def word_qkv(model, sentence, word: str, layer: int = 0) -> tuple[torch.Tensor, 
 
 @torch.no_grad()
 def query_inputs(model, sentence, prefix: str, target=None) -> tuple[list[str], torch.Tensor]:
-    """The vectors x that enter W^Q at `prefix` for one sentence (trace key f"{prefix}.q_input"): (tokens, (T, d_model))."""
+    """The vectors x that enter W^Q at `prefix` for one sentence (trace key f"{prefix}.q_input"):
+    (tokens, (T, d_model)).
+
+    Used in notebook 09 §3.
+    """
     attention_module(model, prefix)  # a clear error for a bad prefix
     key = f"{prefix}.q_input"
     trace = run_with_trace(model, sentence, target=target, names=[key])
     return trace.query_tokens(key), trace[key]
 
 
-PLACE_SOURCES = {  # tracing.PLACES -> (queries from, keys and values from, mask)
+PLACE_SOURCES = {  # core.places.PLACES -> (queries from, keys and values from, mask)
     "encoder self": ("English", "English", "padding"),
     "decoder self": ("German", "German", "causal + padding"),
     "cross": ("German", "English (encoder output)", "padding"),
@@ -88,7 +102,10 @@ PLACE_SOURCES = {  # tracing.PLACES -> (queries from, keys and values from, mask
 
 
 def places_table(trace, layer: int = 0) -> pd.DataFrame:
-    """The three places attention happens in one layer: what Q and K/V are made from, shapes, tokens."""
+    """The three places attention happens in one layer: what Q and K/V are made from, shapes, tokens.
+
+    Taught in notebook 02 §4, where the same table is built by hand.
+    """
     rows = []
     for place in PLACES:
         qfrom, kvfrom, mask = PLACE_SOURCES[place]

@@ -1,4 +1,14 @@
-"""TODO measures.weight_maps"""
+"""Weight matrices read as maps: W^Q as a bank of queries, and per head what it compares and what it writes.
+
+    query_bank(attn.w_q)                      # 02: W^Q in the forum's convention, (d_in, d_out) = w_q.weight.T
+    query_bank(model, "decoder.1.cross", 1)   # 09: one head's bank (d_model, dh) and its bias (dh,)
+    qk_map(model, "encoder.0.self", 0)        # 09: W^Q_h (W^K_h)ᵀ, what head 0 compares (basis-free)
+    ov_map(model, "encoder.0.self", 0)        # 09: W^V_h W^O_h, what head 0 writes
+    vocab_scores(model, head=0)               # 09: the score every English word gives every other, one head
+    head_bilinear(minilm, layer=0, head=2)    # 10: W^Q_h (W^K_h)ᵀ of the pretrained encoder
+
+A prefix names an attention block as the trace keys do ("encoder.0.self", "decoder.1.cross": `core.places`).
+"""
 
 from __future__ import annotations
 
@@ -14,18 +24,23 @@ from course_utils.core.pretrained import MiniLM
 
 def head_bilinear(model: MiniLM, layer: int, head: int) -> torch.Tensor:
     """W^Q_h W^K_hᵀ (d_model, d_model) in the course's row-vector convention: score(x, y) = x·M·yᵀ / √dh + bias
-    terms, where x, y are the layer inputs at the query and key positions (the forum's W^Q is w_q.weight.T)."""
+    terms, where x, y are the layer inputs at the query and key positions (the forum's W^Q is w_q.weight.T).
+
+    Used in notebook 10 §6; the course model's version is qk_map (04 §5, 09 §3).
+    """
     attn = model.layers[layer].self_attn
-    dh = attn.d_head
-    rows = slice(head * dh, (head + 1) * dh)
-    wq, wk = attn.w_q.weight[rows].double(), attn.w_k.weight[rows].double()  # (dh, d_model) each
-    return wq.T @ wk
+    head_slice(attn, head)  # checks the head number
+    return attn.W_QK[head].double()
 
 
 # ---------------------------------------------------------------- 09, Claim F6: what a head compares and what it writes
 
 
 def head_slice(mha, head: int) -> slice:
+    """The slice of head `head`'s dh features in an attention block; a head out of range is an IndexError.
+
+    Used by head_bilinear, qk_map, ov_map and vocab_scores (notebooks 09 §3, 10 §6).
+    """
     if not 0 <= head < mha.n_heads:
         raise IndexError(f"head {head} out of range: heads are 0..{mha.n_heads - 1}")
     return slice(head * mha.d_head, (head + 1) * mha.d_head)
@@ -34,33 +49,45 @@ def head_slice(mha, head: int) -> slice:
 def qk_map(model: Translator, prefix: str, head: int) -> torch.Tensor:
     """W^Q_h (W^K_h)ᵀ, (d_model, d_model), in the forum's row convention: the score a query vector x gives a key
     vector y in head h is x · W^Q_h (W^K_h)ᵀ · yᵀ / √dh, plus bias terms. Basis-free: rotating the head's query and
-    key columns by the same orthogonal R leaves it unchanged. Its rank is at most dh."""
+    key columns by the same orthogonal R leaves it unchanged. Its rank is at most dh.
+
+    Taught in notebooks 04 §5 and 09 §3.
+    """
 
     mha = attention_module(model, prefix)
-    sl = head_slice(mha, head)
-    return (mha.w_q.weight[sl].T @ mha.w_k.weight[sl]).detach()  # (d, dh) @ (dh, d)
+    head_slice(mha, head)  # checks the head number
+    return mha.W_QK[head]
 
 
 def ov_map(model: Translator, prefix: str, head: int) -> torch.Tensor:
     """W^V_h W^O_h, (d_model, d_model), in the forum's row convention: a key vector y that gets all of head h's
     weight adds y · W^V_h W^O_h to the block's output (plus b^V_h W^O_h, the same for every word). W^V_h is head
     h's columns of W^V = w_v.weight.T; W^O_h is head h's ROWS of W^O = w_o.weight.T, i.e. its columns of
-    w_o.weight."""
+    w_o.weight.
+
+    Taught in notebook 09 §3 (exercise 2).
+    """
 
     mha = attention_module(model, prefix)
-    sl = head_slice(mha, head)
-    return (mha.w_v.weight[sl].T @ mha.w_o.weight[:, sl].T).detach()  # (d, dh) @ (dh, d)
+    head_slice(mha, head)  # checks the head number
+    return mha.W_OV[head]
 
 
 def english_words(model: Translator) -> list[str]:
-    """The English vocabulary without <pad>, <bos> and <eos>."""
+    """The English vocabulary without <pad>, <bos> and <eos>.
+
+    Used in notebook 09 §3.
+    """
     return model.src_vocab.words
 
 
 @torch.no_grad()
 def word_parts(model: Translator, words=None) -> torch.Tensor:
     """(n_words, d_model): each English word's part of the encoder input, token embedding · √d_model (the position
-    vector, about a seventh of its size, left out; notebook 07)."""
+    vector, about a seventh of its size, left out; notebook 07).
+
+    Taught in notebook 09 §3.
+    """
     words = english_words(model) if words is None else list(words)
     return model.src_embed.tok.weight[model.src_vocab.encode(words)] * model.src_embed.scale
 
@@ -69,7 +96,10 @@ def word_parts(model: Translator, words=None) -> torch.Tensor:
 def vocab_scores(model: Translator, head: int, layer: int = 0) -> pd.DataFrame:
     """Encoder self-attention of `layer`, head h, between word parts (layer 0: what enters it, without position):
     score[i, j] = (e_i W^Q_h + b^Q_h)(e_j W^K_h + b^K_h)ᵀ / √dh, rows the query word, columns the key word.
-    Softmax only sees differences within a row, so read a row against its own mean."""
+    Softmax only sees differences within a row, so read a row against its own mean.
+
+    Taught in notebook 09 §3.
+    """
 
     mha = attention_module(model, f"encoder.{layer}.self")
     sl = head_slice(mha, head)
@@ -91,6 +121,8 @@ def query_bank(source, prefix: str | None = None, head: int | None = None):
 
     With a model, `prefix` names the attention block ("encoder.0.self", "decoder.1.cross", ...) and q_head =
     x @ bank + bias = sum_i x_i * bank[i] + bias.
+
+    Taught in notebooks 02 §3 and 09 §3.
     """
     if prefix is None:
         if head is not None:
@@ -106,16 +138,24 @@ def query_bank(source, prefix: str | None = None, head: int | None = None):
 
 
 def head_banks(linear: torch.nn.Linear, n_heads: int) -> list[torch.Tensor]:
-    """Each head's own bank: the columns of W^Q (= rows of linear.weight) that head uses, each (d_in, dh)."""
+    """Each head's own bank: the columns of W^Q (= rows of linear.weight) that head uses, each (d_in, dh).
+
+    Used in notebook 09 §3.
+    """
     W = query_bank(linear)
     dh = W.shape[1] // n_heads
     return [W[:, h * dh : (h + 1) * dh] for h in range(n_heads)]
 
 
-# ---- 09: one head's W^Q in a trained model, and what enters it ----
+# ---- the attention block a trace-key prefix names ----
 
 
 def attention_module(model, prefix: str):
+    """The attention block of a Translator that `prefix` names ("encoder.0.self", "decoder.1.cross", ...); a layer
+    out of range is an IndexError.
+
+    Used by qk_map, ov_map, vocab_scores, query_bank and measures.qkv.query_inputs (notebook 09 §3).
+    """
     side, layer, place = prefix.split(".")
     layers = model.encoder if side == "encoder" else model.decoder
     if not 0 <= int(layer) < len(layers):

@@ -61,5 +61,7 @@ def load_course_model(path) -> TrainResult:
     model.eval()
     tc = d["train_config"]
     tc["snapshot_epochs"] = tuple(tc["snapshot_epochs"])
-    snaps = {int(e): {s: Trace.from_dict(t) for s, t in snap.items()} for e, snap in d["snapshots"].items()}
+    snaps = {
+        int(e): {s: Trace.from_dict(t, cfg.n_layers) for s, t in snap.items()} for e, snap in d["snapshots"].items()
+    }
     return TrainResult(model, d["history"], snaps, TrainConfig(**tc), d["seconds"])

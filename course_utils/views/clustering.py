@@ -82,7 +82,7 @@ def check_projection_choices(snapshots, kinds, epochs, layer, head, place, metho
         raise CourseInputError(f"method must be 'pca' or 'tsne'; got {method!r}")
     if place not in PLACES:
         raise CourseInputError(f"place must be one of {list(PLACES)}; got {place!r}")
-    n_layers = sum(1 for k in snapshots[epochs[0]][sentences[0]].keys() if k.endswith(".layer_out")) // 2
+    n_layers = snapshots[epochs[0]][sentences[0]].n_layers
     if not 0 <= int(layer) < n_layers:
         raise CourseInputError(f"layer {layer} out of range: this model has layers 0..{n_layers - 1}")
     whole = [k for k in kinds if k in WHOLE_LAYER_KINDS]

@@ -17,6 +17,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch
 
+from course_utils.core.attention import check_heads
 from course_utils.core.errors import ConfigError
 from course_utils.core.model import ModelConfig
 from course_utils.core.places import PLACE_NAMES
@@ -331,10 +332,7 @@ def draw_multi_head(seq_len: int = 5, d_model: int = 64, n_heads: int = 2):
     seq_len, d_model, n_heads = int(seq_len), int(d_model), int(n_heads)
     if seq_len < 1 or d_model < 1 or n_heads < 1:
         raise ConfigError(f"seq_len, d_model and n_heads must be positive; got {seq_len}, {d_model}, {n_heads}")
-    if d_model % n_heads:
-        raise ConfigError(
-            f"d_model ({d_model}) must be divisible by n_heads ({n_heads}): each head gets d_model // n_heads features"
-        )
+    check_heads(d_model, n_heads)
     dh = d_model // n_heads
     full, head = f"({seq_len}, {d_model})", f"({seq_len}, {dh})"
     height = 7.0

@@ -122,7 +122,7 @@ def plot_model_view(trace, title: str = ""):
     """Every layer (rows) x place and head (columns) of one Trace in one figure, like BertViz's model view:
     the attention weights of the whole model for one sentence at a glance (one colour scale, 0..1).
     Decoder rows are labelled "input → word it produces"."""
-    n_layers = 1 + max(int(k.split(".")[1]) for k in trace.keys() if k.split(".")[1].isdigit())
+    n_layers = trace.n_layers
     n_heads = trace["encoder.0.self.weights"].shape[0]
     ncols = len(PLACES) * n_heads
     fig, axes = plt.subplots(n_layers, ncols, figsize=(1.75 * ncols + 1.6, 2.05 * n_layers + 1.1), squeeze=False)
@@ -160,8 +160,7 @@ def plot_attention(trace, place: str = "encoder self", layer: int = 0, heads="al
     key = trace_key(place, layer, "weights")
     side = key.split(".")[0]
     if key not in trace.keys():
-        n_layers = sum(1 for k in trace.keys() if k.startswith(side + ".") and k.endswith(".layer_out"))
-        raise IndexError(f"layer {layer} out of range: the {side} has layers 0..{n_layers - 1}")
+        raise IndexError(f"layer {layer} out of range: the {side} has layers 0..{trace.n_layers - 1}")
     w = trace[key]  # (H, Tq, Tk)
     heads = range(w.shape[0]) if heads in (None, "all") else [int(heads)] if isinstance(heads, (int, str)) else heads
     for h in heads:

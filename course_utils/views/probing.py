@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.colors import LogNorm
 
-from course_utils.core.places import VECTOR_KINDS, trace_key
+from course_utils.core.places import VECTOR_KINDS, layer_of, trace_key
 from course_utils.measures.probing import five_projection, key_vectors, order_gaps, shared_mask
 from course_utils.measures.similarity import cosine_matrix
 from course_utils.views.heatmaps import heatmap
@@ -84,7 +84,7 @@ def plot_same_word_distance(cos_min: pd.DataFrame, floor: float = 1e-6):
     cos_min: rows the trace keys "encoder.{layer}.self.{q,k,v}", columns the positional encodings (the
     "same word min cos" of order_gaps per model). One panel per layer, bars coloured by vector kind; values below
     `floor` (float noise: no positional encoding) are drawn at the floor and labelled "≈0"."""
-    layers = sorted({int(k.split(".")[1]) for k in cos_min.index})
+    layers = sorted({layer_of(k) for k in cos_min.index})
     kinds = [k for k in VECTOR_KINDS if any(key.endswith(f".{k}") for key in cos_min.index)]
     fig, axes = plt.subplots(1, len(layers), figsize=(4.6 * len(layers), 3.6), sharey=True, squeeze=False)
     width = 0.8 / len(kinds)

@@ -21,7 +21,7 @@ def attention_heatmaps(traces: dict, places, *, title: str, defaults, decimals: 
     control): Trace}}; place, layer and head (panels) follow."""
     leading, by_key = traces["controls"], traces["traces"]
     first = next(iter(by_key.values()))
-    n_layers = sum(1 for k in first.keys() if k.startswith("encoder.") and k.endswith(".self.weights"))
+    n_layers = first.n_layers
     n_heads = first[trace_key("encoder self", 0, "weights")].shape[0]
     cells = {}
     for lead, trace in by_key.items():

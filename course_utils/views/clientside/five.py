@@ -57,7 +57,7 @@ def five_view(
     width = len(kind_sets[0])
     if any(len(ks) != width for ks in kind_sets):
         raise ValueError("every kind set needs as many kinds: one row of panels per place")
-    n_layers = sum(1 for k in traces[0].keys() if k.startswith("encoder.") and k.endswith(".self.weights"))
+    n_layers = traces[0].n_layers
     layers = list(range(n_layers)) if layers is None else list(layers)
     names = [" ".join(t.src_tokens) for t in traces]
     words: list[str] = []

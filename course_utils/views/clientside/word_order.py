@@ -22,7 +22,7 @@ def word_order_view(pairs: dict, *, kinds=VECTOR_KINDS) -> ClientSideView:
     if not pairs:
         raise ValueError("word_order_view needs at least one pair of traces")
     a0, b0 = next(iter(pairs.values()))
-    n_layers = sum(1 for k in a0.keys() if k.startswith("encoder.") and k.endswith(".self.weights"))
+    n_layers = a0.n_layers
     cells = {}
     for e, (a, b) in enumerate(pairs.values()):
         for layer in range(n_layers):

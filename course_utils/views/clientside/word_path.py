@@ -44,7 +44,7 @@ def word_path_view(
     kind_sets = [tuple(ks) for ks in kind_sets]
     epochs = sorted(snapshots)
     first = snapshots[epochs[0]][sentences[0]]
-    n_layers = sum(1 for k in first.keys() if k.startswith("encoder.") and k.endswith(".self.weights"))
+    n_layers = first.n_layers
     layers = list(range(n_layers)) if layers is None else list(layers)
     fits = {}
     for li, layer in enumerate(layers):
