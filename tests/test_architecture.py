@@ -91,7 +91,9 @@ def private_crossings(srcs: dict[str, str], extra: dict[str, str] | None = None)
         tree = ast.parse(source)
         modules = set()
         for target, names, line in course_imports(source):
-            problems += [f"{where}:{line} imports {target}.{n}" for n in names if n.startswith("_") and n != "__version__"]
+            problems += [
+                f"{where}:{line} imports {target}.{n}" for n in names if n.startswith("_") and n != "__version__"
+            ]
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("course_utils"):
                 modules |= {a.asname or a.name for a in node.names}
@@ -246,7 +248,9 @@ def unused(srcs: dict[str, str], users: dict[str, str]) -> list[str]:
             segment = ast.get_source_segment(source, node) or ""
             for w in set(re.findall(r"[A-Za-z_]\w*", segment)) - {own}:
                 words[w] = words.get(w, 0) + segment.count(w)
-    return sorted(f"{m}.{name} (line {line})" for name, (m, line) in public_definitions(srcs).items() if not words.get(name))
+    return sorted(
+        f"{m}.{name} (line {line})" for name, (m, line) in public_definitions(srcs).items() if not words.get(name)
+    )
 
 
 def test_every_public_function_is_used():
@@ -273,3 +277,30 @@ def test_every_layer_has_a_docstring_naming_its_modules(layer):
     modules += sorted(p.name for p in (PKG / layer).iterdir() if p.is_dir() and p.name != "__pycache__")
     missing = [m for m in modules if m not in doc]
     assert not missing, f"{layer}/__init__.py does not name {missing}"
+
+
+# ---------------------------------------------------------------- every library function says where it is taught
+
+TAUGHT = re.compile(r"(Taught|Used) (in|by) .*notebooks? .*\b(0[1-9]|10)\b")
+
+
+def where_taught_missing(srcs: dict[str, str]) -> list[str]:
+    """Public top-level functions and classes whose docstring has no "Taught in notebook NN" / "Used in ..." line
+    (d2l's "Defined in" lines)."""
+    missing = []
+    for module, source in srcs.items():
+        for node in ast.parse(source).body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("_"):
+                doc = ast.get_docstring(node) or ""
+                if not any(TAUGHT.search(line) for line in doc.splitlines()):
+                    missing.append(f"{module}.{node.name}")
+    return missing
+
+
+def test_every_library_function_says_where_it_is_taught():
+    assert where_taught_missing(sources()) == []
+
+
+def test_the_taught_check_rejects_a_function_without_its_line():
+    srcs = {"m": 'def a():\n    """Does a.\n    Taught in notebook 03 §2."""\n\n\ndef b():\n    """Does b."""\n'}
+    assert where_taught_missing(srcs) == ["m.b"]

@@ -15,7 +15,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
 
-from course_utils.core.attention import HookPoint, MultiHeadAttention, masked_softmax, scaled_dot_product_attention
+from course_utils.core.attention import (
+    HookPoint,
+    MultiHeadAttention,
+    masked_softmax,
+    name_hooks,
+    scaled_dot_product_attention,
+)
 from course_utils.core.model import add_norm, eval_mode
 from course_utils.inspect.tracing import record
 
@@ -343,9 +349,31 @@ def test_mha_weights_are_per_head_and_heads_are_independent():
 
 def test_mha_hooks_are_named_and_identity():
     mha = MultiHeadAttention(8, 2)
-    mha.name_hooks("decoder.1.cross")
     names = sorted(m.name for m in mha.modules() if isinstance(m, HookPoint))
-    assert names == sorted(f"decoder.1.cross.{k}" for k in MultiHeadAttention.KINDS)
+    assert names == sorted(MultiHeadAttention.KINDS)  # a module names its own hooks after its attributes
+
+
+def test_hook_names_come_from_the_module_tree(course):
+    """Every hook point's name is its path in named_modules() with "hook_" dropped and the attention modules
+    named by their place: renaming a module renames its trace keys, and no name is written by hand."""
+    model = course.model
+    for path, hook in model.named_modules():
+        if isinstance(hook, HookPoint):
+            want = (
+                path.replace("src_embed.", "encoder.")
+                .replace("tgt_embed.", "decoder.")
+                .replace("self_attn.", "self.")
+                .replace("cross_attn.", "cross.")
+                .replace("hook_", "")
+            )
+            assert hook.name == want, path
+    assert model.encoder[1].self_attn.hook_q.name == "encoder.1.self.q"
+    assert model.decoder[0].cross_attn.hook_weights.name == "decoder.0.cross.weights"
+    tree = nn.Module()
+    tree.block = nn.Module()
+    tree.block.self_attn = MultiHeadAttention(8, 2)
+    name_hooks(tree, {"block": "encoder.7"})
+    assert tree.block.self_attn.hook_x1.name == "encoder.7.self.x1"
     x = torch.randn(3, 4)
     assert HookPoint("x")(x) is x
 

@@ -3,10 +3,12 @@ outputs, and a headless-Chromium check that changing a control redraws the view 
 
 import hashlib
 import json
+import math
 import re
 import tarfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import missing_tool
 
@@ -15,7 +17,9 @@ from course_utils.core.places import PLACE_NAMES, PLACES, trace_key
 from course_utils.core.pretrained import load_minilm
 from course_utils.inspect.pretrained import trace_sentence
 from course_utils.inspect.tracing import run_with_trace
-from course_utils.measures.probing import five_projection, five_sentences, shared_mask
+from course_utils.measures.clustering import PAIR
+from course_utils.measures.probing import five_projection, five_sentences
+from course_utils.measures.qkv import word_qkv
 from course_utils.views.clientside.attention import attention_view
 from course_utils.views.clientside.base import (
     DECIMALS,
@@ -48,6 +52,37 @@ def view(traces):
 
 def params(spec) -> dict:
     return {p["name"]: p for p in spec["params"]}
+
+
+# ---- independent references for the views' numbers (numpy on the traces' tensors; no course_utils measure)
+
+
+def heads_joined(t) -> np.ndarray:
+    """A traced tensor as one row per token: (H, T, dh) -> (T, H*dh), heads side by side; (T, d) as it is."""
+    t = t.double().numpy()
+    return t.transpose(1, 0, 2).reshape(t.shape[1], -1) if t.ndim == 3 else t
+
+
+def cosines_by_hand(A, B) -> np.ndarray:
+    return (A @ B.T) / (np.sqrt((A * A).sum(1))[:, None] * np.sqrt((B * B).sum(1))[None, :])
+
+
+def pca_by_svd(X, k: int = 2) -> np.ndarray:
+    centred = X - X.mean(0)
+    return centred @ np.linalg.svd(centred, full_matrices=False)[2][:k].T
+
+
+def assert_equal_up_to_sign(got, ref, tol: float) -> None:
+    """Each column of got equals ref's column or its negative (a PCA axis has no sign of its own)."""
+    for j in range(ref.shape[1]):
+        err = min(np.abs(got[:, j] - ref[:, j]).max(), np.abs(got[:, j] + ref[:, j]).max())
+        assert err <= tol, f"axis {j} differs from the PCA by hand by {err:.3g}"
+
+
+def row_tokens(trace, place: str, kind: str) -> list[str]:
+    """English rows: encoder self-attention, and cross-attention's keys and values; German rows otherwise."""
+    english = place == "encoder self" or (place == "cross" and kind in ("k", "v"))
+    return trace.src_tokens if english else trace.tgt_tokens
 
 
 def n_layers(trace) -> int:
@@ -278,11 +313,25 @@ def order_pairs():
     return {pe: word_order_traces(load_standard_model(pe).model) for pe in ("learned", "none")}
 
 
-def test_word_order_view_embeds_every_choice(order_pairs):
-    import numpy as np
-
+def check_word_order_view(view, order_pairs) -> None:
+    """Every cell of every choice is 1 − cos (clipped to 0..2) of the two traces' vectors, to 4 decimals."""
     from course_utils.core.places import VECTOR_KINDS
-    from course_utils.measures.similarity import cosine_matrix
+
+    rows = tsv_rows(view.spec["data"]["values"])
+    for e, (a, b) in enumerate(order_pairs.values()):
+        for layer in range(2):
+            for k, kind in enumerate(VECTOR_KINDS):
+                for p, place in enumerate(PLACES):
+                    key = trace_key(place, layer, kind)
+                    want = np.clip(1 - cosines_by_hand(heads_joined(a[key]), heads_joined(b[key])), 0, 2)
+                    got = [
+                        r["w"] for r in rows if (r["encoding"], r["layer"], r["vector"], r["place"]) == (e, layer, k, p)
+                    ]
+                    assert np.abs(np.array(got) - want).max() <= 0.5e-4 + 1e-12, key  # 4 decimals
+
+
+def test_word_order_view_embeds_every_choice(order_pairs):
+    from course_utils.core.places import VECTOR_KINDS
     from course_utils.views.clientside.word_order import word_order_view
 
     view = word_order_view(order_pairs)
@@ -293,11 +342,7 @@ def test_word_order_view_embeds_every_choice(order_pairs):
     rows = tsv_rows(view.spec["data"]["values"])
     choices = {(r["encoding"], r["layer"], r["vector"], r["place"]) for r in rows}
     assert len(choices) == 2 * 2 * len(VECTOR_KINDS) * len(PLACES)
-    a, b = order_pairs["learned"]
-    key = trace_key("encoder self", 0, "q")
-    want = np.clip(1 - cosine_matrix(a.vectors(key).double().numpy(), b.vectors(key).double().numpy()), 0, 2)
-    got = [r["w"] for r in rows if (r["encoding"], r["layer"], r["vector"], r["place"]) == (0, 0, 0, 0)]
-    assert np.abs(np.array(got) - want).max() <= 0.5e-4 + 1e-12  # plot_word_order's numbers, 4 decimals
+    check_word_order_view(view, order_pairs)
     assert "log" in json.dumps(view.spec)  # plot_word_order's log colour scale
     assert view.description.startswith(
         "1 − cosine between the two word orders' vectors: interactive view of 2 encodings"
@@ -317,8 +362,6 @@ def test_word_order_view_redraws_offline(browser, tmp_path, order_pairs):
 
 @pytest.fixture(scope="module")
 def minilm_traces():
-    pass
-
     model = load_minilm()
     return {s: trace_sentence(model, s) for s in ("we want to eat apple", "apple eat can we")}
 
@@ -386,27 +429,40 @@ def test_twelve_head_panels_drawn_in_head_order_offline(browser, tmp_path, minil
 QKV_CHOICES = [("we want to eat apple", "eat"), ("they want to eat bread", "eat"), ("eat", "eat")]
 
 
+def check_word_qkv_view(view, model, choices) -> None:
+    """The labels say where each word was read; each choice's rows are q, k and v of the word, read here from a
+    trace of its sentence (the word alone where it is not in it), heads side by side, to 3 decimals."""
+    p = params(view.spec)
+    rows = tsv_rows(view.spec["data"]["values"])
+    labels = []
+    for c, (sentence, word) in enumerate(choices):
+        inside = word in sentence.split()
+        pos = sentence.split().index(word) if inside else 0
+        labels.append(
+            f"{word} in {sentence!r}, position {pos}" if inside else f"{word} alone (not in the sentence), position 0"
+        )
+        trace = run_with_trace(model, sentence if inside else word)
+        for layer in range(len(model.encoder)):
+            M = np.stack([heads_joined(trace[f"encoder.{layer}.self.{k}"])[pos] for k in "qkv"])
+            got = [r for r in rows if (r["word"], r["layer"]) == (c, layer)]
+            assert [r["q"][3:4] for r in got] == ["q", "k", "v"]
+            assert np.abs(np.array([r["w"] for r in got]) - M).max() <= 0.5e-3 + 1e-9, (c, layer)
+            assert p["lims"]["value"][f"{c}|{layer}"] == pytest.approx(np.abs(M).max(), abs=1e-3)
+    assert p["word"]["bind"]["labels"] == labels
+
+
 def test_word_qkv_view_embeds_every_choice(shipped_model):
-    from course_utils.measures.qkv import word_qkv
     from course_utils.views.clientside.word_qkv import word_qkv_view
 
     view = word_qkv_view(shipped_model, QKV_CHOICES, defaults={"word": 1, "layer": 1})
     p = params(view.spec)
     n = len(shipped_model.encoder)
-    assert p["word"]["bind"]["labels"] == [
-        f"eat {word_qkv(shipped_model, s, w)[1]}" for s, w in QKV_CHOICES
-    ]  # "eat in 'we want to eat apple', position 3", ..., "eat alone (not in the sentence), position 0"
+    assert p["word"]["bind"]["labels"][2] == "eat in 'eat', position 0"
     assert p["layer"]["bind"]["labels"] == [str(x) for x in range(n)]
     assert (p["word"]["value"], p["layer"]["value"]) == (1, 1)
     rows = tsv_rows(view.spec["data"]["values"])
     assert len(rows) == 3 * len(QKV_CHOICES) * n  # q, k, v rows of every choice, none twice
-    for c, (s, w) in enumerate(QKV_CHOICES):
-        for layer in range(n):
-            M = word_qkv(shipped_model, s, w, layer)[0].double().numpy()
-            got = [r for r in rows if (r["word"], r["layer"]) == (c, layer)]
-            assert [r["q"][3:4] for r in got] == ["q", "k", "v"]
-            assert max(abs(a - b) for r, m in zip(got, M) for a, b in zip(r["w"], m)) <= 0.5e-3 + 1e-9
-            assert p["lims"]["value"][f"{c}|{layer}"] == pytest.approx(abs(M).max(), abs=1e-3)
+    check_word_qkv_view(view, shipped_model, QKV_CHOICES)
     again = word_qkv_view(shipped_model, QKV_CHOICES, defaults={"word": 1, "layer": 1})
     assert json.dumps(again.bundles()) == json.dumps(view.bundles())  # deterministic
     with pytest.raises(ValueError, match="no option of word"):
@@ -446,7 +502,6 @@ def test_word_qkv_view_redraws_offline(browser, tmp_path, shipped_model):
 
 @pytest.fixture(scope="module")
 def path_view():
-    from course_utils.measures.clustering import PAIR
     from course_utils.training.zoo import load_standard_model
 
     snaps = load_standard_model().snapshots
@@ -458,11 +513,31 @@ def path_rows(view) -> list[dict]:
     return [dict(zip(head.split("\t"), line.split("\t"))) for line in lines]
 
 
-def test_word_path_view_embeds_one_pca_per_choice(path_view):
-    from course_utils.core.places import VECTOR_KINDS, place_prefix
-    from course_utils.measures.clustering import PAIR
-    from course_utils.measures.projection import collect_vectors, fit_projection
+def check_word_path_view(view, snaps, choices=((1, 0, 0), (0, 2, 1))) -> None:
+    """For (layer, place, kind set) choices: one row per vector of the traces (epoch, then sentence, kind,
+    position), labelled word@kind@epoch, at the PCA of all of them computed here (numpy SVD), up to each axis's sign."""
+    from course_utils.core.places import VECTOR_KINDS
 
+    rows, p = path_rows(view), params(view.spec)
+    kind_sets, words = p["kindLists"]["value"], p["optionLabels"]["value"]["word"]
+    for la, pl, k in choices:
+        place, vecs, labels = PLACES[pl], [], []
+        for epoch in sorted(snaps):
+            for sentence in PAIR:
+                trace = snaps[epoch][sentence]
+                for kind in kind_sets[k]:
+                    X = heads_joined(trace[trace_key(place, la, kind)])
+                    tokens = row_tokens(trace, place, kind)
+                    assert len(tokens) == len(X)
+                    vecs += list(X)
+                    labels += [f"{tok}@{kind}@{epoch}" for tok in tokens]
+        mine = [r for r in rows if (r["layer"], r["place"], r["kinds"]) == (str(la), str(pl), str(k))]
+        assert [f"{words[int(r['word'])]}@{VECTOR_KINDS[int(r['kind'])]}@{r['epoch']}" for r in mine] == labels
+        got = np.array([(float(r["x"]), float(r["y"])) for r in mine])
+        assert_equal_up_to_sign(got, pca_by_svd(np.stack(vecs)), 0.5 * 10**-DECIMALS + 1e-9)
+
+
+def test_word_path_view_embeds_one_pca_per_choice(path_view):
     snaps, view = path_view
     rows = path_rows(view)
     p = params(view.spec)
@@ -471,17 +546,7 @@ def test_word_path_view_embeds_one_pca_per_choice(path_view):
     assert {(r["layer"], r["place"], r["kinds"]) for r in rows} == {
         (str(la), str(pl), str(k)) for la in range(2) for pl in range(len(PLACES)) for k in range(len(kind_sets))
     }  # every layer x place x kind set, each with its own PCA
-    for la, pl, k in [(1, 0, 0), (0, 2, 1)]:
-        lv = collect_vectors(snaps, PAIR, place_prefix(PLACES[pl], la), kinds=kind_sets[k], epochs=sorted(snaps))
-        Y = fit_projection(lv.X, "pca", 2)
-        mine = [r for r in rows if (r["layer"], r["place"], r["kinds"]) == (str(la), str(pl), str(k))]
-        assert len(mine) == len(lv.X)  # one row per vector: word x kind x epoch x sentence
-        got = [(float(r["x"]), float(r["y"])) for r in mine]
-        assert max(abs(a - b) for g, y in zip(got, Y) for a, b in zip(g, y)) <= 0.5 * 10**-DECIMALS + 1e-9
-        words = p["optionLabels"]["value"]["word"]
-        assert [f"{words[int(r['word'])]}@{VECTOR_KINDS[int(r['kind'])]}@{r['epoch']}" for r in mine] == list(
-            lv.meta["label"]
-        )  # the blog's word@kind@epoch labels, in collect_vectors' order
+    check_word_path_view(view, snaps)
 
 
 def test_word_path_view_controls_and_defaults(path_view):
@@ -503,7 +568,6 @@ def test_word_path_view_controls_and_defaults(path_view):
 
 
 def test_word_path_view_is_deterministic(path_view):
-    from course_utils.measures.clustering import PAIR
 
     snaps, view = path_view
     again = word_path_view(snaps, PAIR, defaults={"layer": 1})
@@ -608,32 +672,42 @@ def test_seed_attention_view_redraws_offline_on_a_seed_change(browser, tmp_path,
 # ---- scaling_view (notebook 03: stepwise.plot_scaling per d and divisor) ----
 
 
-def test_scaling_view_embeds_every_choice():
-    import numpy as np
-    import torch
+def check_scaling_view(view) -> None:
+    """softmax(score / divisor) of the first 5 random queries (numpy, divisors 1, √d, d written out), the histogram
+    of all scores clipped into −40..40 in 80 unit bins, and the titles' mean max weight and std, computed here."""
+    import math
 
-    from course_utils.measures.attention_stats import DIVISORS, divisor_value, random_scores, score_stats
+    from course_utils.measures.attention_stats import random_scores
+
+    p = params(view.spec)
+    weights_data, hist_data = (c["data"]["values"] for c in (view.spec["hconcat"][0], view.spec["hconcat"][1]))
+    w_rows, h_rows = tsv_rows(weights_data), tsv_rows(hist_data)
+    for di, d in enumerate((4, 16, 64, 256)):
+        for vi, divisor in enumerate((1.0, math.sqrt(d), float(d))):
+            s = random_scores(d).numpy() / divisor
+            e = np.exp(s - s.max(1, keepdims=True))
+            w = e / e.sum(1, keepdims=True)
+            got = np.array([r["w"] for r in w_rows if (r["d"], r["divide_by"]) == (di, vi)])
+            assert got.shape == (5, 8) and np.abs(got - w[:5]).max() <= 0.5e-3 + 1e-9, (d, divisor)
+            (counts,) = [r["w"] for r in h_rows if (r["d"], r["divide_by"]) == (di, vi)]
+            bins = np.minimum(np.floor(np.clip(s, -40, 40) + 40), 79).astype(int).ravel()  # [k-40, k-39), last closed
+            assert counts == np.bincount(bins, minlength=80).tolist(), (d, divisor)
+            assert f"mean max weight {w.max(1).mean():.2f}" in p["leftTitles"]["value"][f"{di}|{vi}"]
+            assert f"std {s.std(ddof=1):.2f}" in p["rightTitles"]["value"][f"{di}|{vi}"]
+
+
+def test_scaling_view_embeds_every_choice():
+    from course_utils.measures.attention_stats import DIVISORS
     from course_utils.views.clientside.scaling import scaling_view
 
     view = scaling_view(defaults={"d": 2, "divide_by": 1})
     p = params(view.spec)
     assert p["d"]["bind"]["labels"] == ["4", "16", "64", "256"]
-    assert p["divide_by"]["bind"]["labels"] == list(DIVISORS)
+    assert list(DIVISORS) == p["divide_by"]["bind"]["labels"] == ["1", "√d", "d"]
     assert (p["d"]["value"], p["divide_by"]["value"]) == (2, 1)  # d = 64, √d: plot_scaling's default
     weights_data, hist_data = (c["data"]["values"] for c in (view.spec["hconcat"][0], view.spec["hconcat"][1]))
-    w_rows, h_rows = tsv_rows(weights_data), tsv_rows(hist_data)
-    assert len(w_rows) == 4 * 3 * 5 and len(h_rows) == 4 * 3  # 5 queries per choice, one histogram per choice
-    for di, d in enumerate((4, 16, 64, 256)):
-        for vi, div in enumerate(DIVISORS):
-            s = random_scores(d) / divisor_value(d, div)
-            w = torch.softmax(s, dim=-1)[:5].numpy()
-            got = np.array([r["w"] for r in w_rows if (r["d"], r["divide_by"]) == (di, vi)])
-            assert np.abs(got - w).max() <= 0.5e-3 + 1e-9
-            (counts,) = [r["w"] for r in h_rows if (r["d"], r["divide_by"]) == (di, vi)]
-            assert sum(counts) == s.numel()  # every score counted, the clipped ones in the edge bins
-            st = score_stats(d, divisor_value(d, div))
-            assert f"mean max weight {st['mean_max_weight']:.2f}" in p["leftTitles"]["value"][f"{di}|{vi}"]
-            assert f"std {st['score_std']:.2f}" in p["rightTitles"]["value"][f"{di}|{vi}"]
+    assert len(tsv_rows(weights_data)) == 4 * 3 * 5 and len(tsv_rows(hist_data)) == 4 * 3  # 5 queries; 1 histogram
+    check_scaling_view(view)
     assert json.dumps(scaling_view(defaults={"d": 2, "divide_by": 1}).bundles()) == json.dumps(view.bundles())
 
 
@@ -647,9 +721,23 @@ def test_scaling_view_redraws_offline(browser, tmp_path):
 # ---- pair_view (notebook 01: vectors.plot_pair for every pair of sentences) ----
 
 
+def check_pair_view(view) -> None:
+    """Every (first, second) title: the dot product, cosine and angle of the two vectors, computed here."""
+    from course_utils.core.toys import SENTENCES_2D
+
+    titles, names = params(view.spec)["titles"]["value"], list(SENTENCES_2D)
+    assert len(titles) == len(names) ** 2
+    for i, a in enumerate(names):
+        for j, b in enumerate(names):
+            va, vb = np.asarray(SENTENCES_2D[a], dtype=float), np.asarray(SENTENCES_2D[b], dtype=float)
+            dot = float(va[0] * vb[0] + va[1] * vb[1])
+            cos = dot / math.hypot(*va) / math.hypot(*vb)
+            angle = math.degrees(math.acos(max(-1.0, min(1.0, cos))))
+            assert titles[f"{i}|{j}"] == [f"{a} · {b}", f"dot = {dot:.2f}, cosine = {cos:.2f} (angle {angle:.0f}°)"]
+
+
 def test_pair_view_embeds_every_pair():
     from course_utils.core.toys import SENTENCES_2D
-    from course_utils.measures.similarity import cosine, dot
     from course_utils.views.clientside.pair import pair_view
 
     view = pair_view(defaults={"first": 0, "second": 5})
@@ -657,11 +745,8 @@ def test_pair_view_embeds_every_pair():
     names = list(SENTENCES_2D)
     assert p["first"]["bind"]["labels"] == names and p["second"]["bind"]["labels"] == names
     assert (p["first"]["value"], p["second"]["value"]) == (0, 5)  # eat apple · read book, plot_pair's default
-    titles = p["titles"]["value"]
-    assert len(titles) == len(names) ** 2
-    assert titles["0|1"] == ["eat apple · eat bread", "dot = 0.58, cosine = 0.99 (angle 9°)"]
-    a, b = SENTENCES_2D["drink beer"], SENTENCES_2D["read newspaper"]
-    assert titles["3|4"][1].startswith(f"dot = {dot(a, b):.2f}, cosine = {cosine(a, b):.2f}")
+    assert p["titles"]["value"]["0|1"] == ["eat apple · eat bread", "dot = 0.58, cosine = 0.99 (angle 9°)"]
+    check_pair_view(view)
     assert [(r["s"], r["x"], r["y"]) for r in view.spec["data"]["values"]] == [(s, *v) for s, v in SENTENCES_2D.items()]
     assert json.dumps(pair_view(defaults={"first": 0, "second": 5}).bundles()) == json.dumps(view.bundles())
     with pytest.raises(ValueError, match="no option of second"):
@@ -680,15 +765,36 @@ def test_pair_view_redraws_offline(browser, tmp_path):
 
 @pytest.fixture(scope="module")
 def five():
-    pass
-
     traces = five_sentences()
     return traces, five_view(traces, label="seed 0")
 
 
-def test_five_view_embeds_one_projection_per_choice(five):
-    pass
+def check_five_view(view, traces) -> None:
+    """Choice 0 (encoder self + cross, layer 0, q k v x1): one row per vector (place, sentence, kind, position), at
+    the PCA computed here of the vectors scaled to length 1, up to each axis's sign; "shared" marks the words at
+    the same position in all five sentences, found here from the tokens."""
+    from course_utils.core.places import VECTOR_KINDS
 
+    rows, words = path_rows(view), params(view.spec)["words"]["value"]
+    mine = [r for r in rows if (r["places"], r["layer"], r["kinds"]) == ("0", "0", "0")]
+    vecs, meta = [], []
+    for place in ("encoder self", "cross"):
+        for no, trace in enumerate(traces, start=1):
+            for kind in ("q", "k", "v", "x1"):
+                X = heads_joined(trace[trace_key(place, 0, kind)])
+                for pos, tok in enumerate(row_tokens(trace, place, kind)):
+                    vecs.append(X[pos] / np.linalg.norm(X[pos]))
+                    same = all(
+                        pos < len(toks) and toks[pos] == tok for toks in (row_tokens(t, place, kind) for t in traces)
+                    )
+                    meta.append((PLACES.index(place), VECTOR_KINDS.index(kind), no, tok, int(same)))
+    got_meta = [(int(r["place"]), int(r["kind"]), int(r["no"]), words[int(r["word"])], int(r["shared"])) for r in mine]
+    assert got_meta == meta
+    got = np.array([(float(r["x"]), float(r["y"])) for r in mine])
+    assert_equal_up_to_sign(got, pca_by_svd(np.stack(vecs)), 0.5 * 10**-DECIMALS + 1e-9)
+
+
+def test_five_view_embeds_one_projection_per_choice(five):
     traces, view = five
     rows = path_rows(view)
     p = params(view.spec)
@@ -697,12 +803,8 @@ def test_five_view_embeds_one_projection_per_choice(five):
     assert {(r["places"], r["layer"], r["kinds"]) for r in rows} == {
         (str(a), str(b), str(c)) for a in range(4) for b in range(2) for c in range(2)
     }
-    P, meta = five_projection(traces, ["encoder self", "cross"], 0, ("q", "k", "v", "x1"))
+    check_five_view(view, traces)
     mine = [r for r in rows if (r["places"], r["layer"], r["kinds"]) == ("0", "0", "0")]
-    assert len(mine) == len(P)
-    assert max(abs(float(r["x"]) - x) + abs(float(r["y"]) - y) for r, (x, y) in zip(mine, P)) <= 1e-3 + 1e-9
-    shared = shared_mask(meta)
-    assert [r["shared"] == "1" for r in mine] == list(shared)
     labelled = {r["lab"] for r in mine if r["lab"] != "-"}
     assert labelled == {"i", "can", "eat", "<bos>", "ich", "kann"}  # one label per shared word and panel
 
@@ -742,3 +844,73 @@ def test_embedded_weights_write_the_static_figures_annotations():
         got = [_embedded(float(x), decimals, fmt) for x in xs]
         assert all(format(g, fmt) == format(float(x), fmt) for g, x in zip(got, xs))
         assert max(abs(g - x) for g, x in zip(got, xs)) <= 0.5 * 10**-decimals + 1e-12
+
+
+# ---- each view check above rejects a view built from a broken copy of its computation
+
+
+def _dot_matrix(A, B):
+    return np.asarray(A) @ np.asarray(B).T
+
+
+def _uncentred_pca(X, method="pca", n_components=2, seed=0):
+    return X @ np.linalg.svd(X, full_matrices=False)[2][:n_components].T
+
+
+BROKEN_VIEWS = {  # name: (module to patch, attribute, the wrong version, build the view and check it)
+    "word order: the dot product for the cosine": (
+        "course_utils.views.clientside.word_order",
+        "cosine_matrix",
+        _dot_matrix,
+        lambda m, fx: check_word_order_view(m.word_order_view(fx["order_pairs"]), fx["order_pairs"]),
+    ),
+    "pair: the dot product for the cosine": (
+        "course_utils.views.clientside.pair",
+        "cosine",
+        lambda a, b: float(np.dot(a, b)),
+        lambda m, fx: check_pair_view(m.pair_view()),
+    ),
+    "scaling: no division": (
+        "course_utils.views.clientside.scaling",
+        "divisor_value",
+        lambda d, divide_by: 1.0,
+        lambda m, fx: check_scaling_view(m.scaling_view()),
+    ),
+    "word qkv: always layer 0": (
+        "course_utils.views.clientside.word_qkv",
+        "word_qkv",
+        lambda model, sentence, word, layer=0: word_qkv(model, sentence, word, 0),
+        lambda m, fx: check_word_qkv_view(m.word_qkv_view(fx["model"], QKV_CHOICES), fx["model"], QKV_CHOICES),
+    ),
+    "word path: PCA without centring": (
+        "course_utils.views.clientside.word_path",
+        "fit_projection",
+        _uncentred_pca,
+        lambda m, fx: check_word_path_view(m.word_path_view(fx["snaps"], PAIR), fx["snaps"], ((0, 0, 0),)),
+    ),
+    "five: vectors not scaled to length 1": (
+        "course_utils.views.clientside.five",
+        "five_projection",
+        lambda *args, **kw: five_projection(*args, **kw, unit=False),
+        lambda m, fx: check_five_view(m.five_view(fx["traces"], layers=[0]), fx["traces"]),
+    ),
+}
+
+
+@pytest.mark.parametrize("broken", list(BROKEN_VIEWS))
+def test_the_view_checks_reject_a_view_built_from_a_broken_copy(broken, monkeypatch, order_pairs, shipped_model):
+    import importlib
+
+    from course_utils.training.zoo import load_standard_model
+
+    module_name, attribute, wrong, build_and_check = BROKEN_VIEWS[broken]
+    module = importlib.import_module(module_name)
+    monkeypatch.setattr(module, attribute, wrong)
+    fixtures = {
+        "order_pairs": order_pairs,
+        "model": shipped_model,
+        "snaps": load_standard_model().snapshots,
+        "traces": five_sentences(),
+    }
+    with pytest.raises(AssertionError):
+        build_and_check(module, fixtures)

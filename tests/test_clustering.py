@@ -23,7 +23,6 @@ from course_utils.measures.clustering import (
     word_vector,
 )
 from course_utils.measures.projection import LabelledVectors, collect_vectors, identical_groups
-from course_utils.measures.similarity import cosine_distance, pairwise_spread, relative_distance
 from course_utils.training.zoo import load_standard_model
 from course_utils.views.clustering import MIN_ZOOM, plot_word_projection
 
@@ -31,22 +30,6 @@ from course_utils.views.clustering import MIN_ZOOM, plot_word_projection
 @pytest.fixture(scope="module")
 def snaps():
     return load_standard_model().snapshots
-
-
-def test_pairwise_spread_known_values():
-    assert pairwise_spread(np.eye(2)) == pytest.approx(np.sqrt(2))
-    assert pairwise_spread(np.ones((4, 3))) == pytest.approx(0.0)
-    X = np.random.default_rng(0).normal(size=(10, 5))
-    assert pairwise_spread(7 * X) == pytest.approx(pairwise_spread(X))  # scale-free
-    with pytest.raises(ValueError, match="at least two"):
-        pairwise_spread(np.ones((1, 3)))
-
-
-def test_distances():
-    a, b = np.array([1.0, 0.0]), np.array([0.0, 2.0])
-    assert cosine_distance(a, a) == 0.0 and cosine_distance(a, b) == pytest.approx(1.0)
-    assert relative_distance(a, a) == 0.0
-    assert relative_distance(a, b) == pytest.approx(np.sqrt(5) / 1.5)
 
 
 def test_first_layer_qkv_of_eat_identical_in_both_sentences(snaps):
@@ -218,8 +201,7 @@ def test_projection_plot_tsne(snaps):
 @pytest.mark.parametrize(
     "choice, message",
     [
-        ({"place": "decoder self"}, "'eat' is not a token of decoder self layer 0"),
-        ({"kinds": ()}, "at least one vector kind"),
+        ({"kinds": ()}, "at least one vector kind"),  # a word where it is no token: check_widget_choices
         ({"kinds": ("q", "z")}, "unknown kind"),
         ({"epochs": ()}, "at least one epoch"),
         ({"epochs": (2,)}, "no snapshot at epoch"),
@@ -247,22 +229,76 @@ def test_one_head_with_whole_layer_kinds_says_what_to_change(snaps, kinds, head)
     plt.close("all")
 
 
-def test_every_widget_choice_draws_or_gives_a_course_error(snaps):
-    """Each word, kind, layer, head and place of the 06 widget (PCA, 2-D, all epochs): a figure or a worded error."""
+WIDGET_WORDS = {"eat": "English", "apple": "English", "essen": "German"}  # the 06 widget's words, by language
+
+
+def expected_widget_outcome(word: str, kind: str, layer: int, head: str, place: str) -> str | None:
+    """What the 06 widget must do, worked out from the model's layout (not from the plot function): None = draw;
+    else the words of its refusal. One head cannot hold the whole-layer kinds (out, layer_out); a word appears
+    only where rows are of its language: English rows in encoder self-attention and as cross-attention's keys and
+    values, German rows in decoder self-attention and as cross-attention's queries (q, x1, out, layer_out)."""
+    if head != "all" and kind in ("out", "layer_out"):
+        return "Set head to 'all', or keep only q, k, v, x1"
+    english_rows = place == "encoder self" or (place == "cross" and kind in ("k", "v"))
+    if (WIDGET_WORDS[word] == "English") != english_rows:
+        return f"{word!r} is not a token of {place} layer {layer}"
+    return None
+
+
+def check_widget_choices(plot, word: str, layer: int, head: str) -> None:
+    """Every kind and place of the widget for one word, layer and head: the choices expected to draw give a
+    figure (one panel, titled with the kind; the word in the title), every other one a CourseInputError with
+    the expected words."""
+    from matplotlib.figure import Figure
+
     from course_utils.core.errors import CourseInputError
     from course_utils.core.places import PLACES, VECTOR_KINDS
 
-    words = ["eat", "apple", "essen"]
-    for word in words:
-        for kind in VECTOR_KINDS:
-            for layer in (0, 1):
-                for head in ("all", "0"):
-                    for place in PLACES:
-                        try:
-                            plot_word_projection(snaps, word, kinds=(kind,), layer=layer, head=head, place=place)
-                        except CourseInputError:
-                            pass
-                        plt.close("all")
+    wrong = {}
+    for kind in VECTOR_KINDS:
+        for place in PLACES:
+            want = expected_widget_outcome(word, kind, layer, head, place)
+            try:
+                fig = plot(word, kinds=(kind,), layer=layer, head=head, place=place)
+            except CourseInputError as err:
+                if want is None or want not in str(err):
+                    wrong[(kind, place)] = f"refused: {str(err)[:80]}"
+            else:
+                drew = isinstance(fig, Figure) and fig._suptitle is not None
+                titles = [ax.get_title() for ax in fig.axes if ax.get_title()] if drew else []
+                if want is not None or titles != [kind] or not fig._suptitle.get_text().startswith(f"{word!r} "):
+                    wrong[(kind, place)] = f"drew {titles} (expected: {want or 'a figure'})"
+            plt.close("all")
+    assert not wrong, f"{len(wrong)} of {len(VECTOR_KINDS) * len(PLACES)} choices wrong: {wrong}"
+
+
+@pytest.mark.parametrize("head", ["all", "0"])
+@pytest.mark.parametrize("layer", [0, 1])
+@pytest.mark.parametrize("word", list(WIDGET_WORDS))
+def test_every_widget_choice_draws_or_gives_a_course_error(snaps, word, layer, head):
+    """Each word, kind, layer, head and place of the 06 widget (PCA, 2-D, all epochs): a figure or a worded error,
+    as expected_widget_outcome says (of the 18 kind x place choices, head all: 8 draw for eat and apple, 10 for
+    essen; head 0: 6 each)."""
+    check_widget_choices(lambda *args, **kw: plot_word_projection(snaps, *args, **kw), word, layer, head)
+
+
+def _always_refuses(word, **choice):
+    from course_utils.core.errors import CourseInputError
+
+    raise CourseInputError(f"{word!r} is not a token of anything")
+
+
+def _never_refuses(word, kinds, **choice):
+    fig = plt.figure()
+    fig.add_subplot().set_title(kinds[0])
+    fig.suptitle(f"{word!r} over epochs 1 → 15 → 30")
+    return fig
+
+
+@pytest.mark.parametrize("broken", [_always_refuses, _never_refuses], ids=["always refuses", "never refuses"])
+def test_the_widget_choice_check_rejects_a_plot_that_always_refuses_or_never_does(broken):
+    with pytest.raises(AssertionError, match="choices wrong"):
+        check_widget_choices(broken, "eat", 0, "all")
 
 
 def test_widget_shows_a_message_not_a_traceback(snaps):

@@ -4,7 +4,6 @@ modules 09 also reads: roles (roles and alignment), interventions (scored patche
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import ipywidgets
 import matplotlib
@@ -100,42 +99,65 @@ def test_batch_equals_one_by_one(shipped_model, all_pairs, shipped_batch):
 # ---------------------------------------------------------------- statistics
 
 
-def test_statistics_shape_and_ranges(shipped_batch):
+@pytest.fixture(scope="module")
+def uniform_batch(shipped_model, all_pairs):
+    """trace_pairs of the shipped model with every attention forced uniform: a broken copy of its attention."""
+    with patch(shipped_model, {"*.weights": uniform_attention}):
+        return trace_pairs(shipped_model, all_pairs)
+
+
+def check_focused_and_aligned(stats) -> None:
+    """What the trained heads do (seed 0; measured): every head's mean entropy is below 0.6 of the uniform
+    entropy over the same keys (at most 0.54), and both layer-1 cross-attention heads put more than 0.7 of their
+    weight on the English word(s) the German word translates (0.723 and 0.722; uniform attention: about 1/n)."""
+    ratio = stats["entropy"] / stats["uniform entropy"]
+    assert (ratio < 0.6).all(), f"entropy up to {ratio.max():.2f} of uniform"
+    aligned = stats.loc[("cross", 1), "aligned"]
+    assert (aligned > 0.7).all(), f"aligned mass {aligned.round(3).tolist()}"
+
+
+def test_statistics_shape_and_findings(shipped_batch):
     stats = head_statistics(shipped_batch)
     assert len(stats) == 3 * 2 * 2
     assert list(stats.index.get_level_values("place").unique()) == list(PLACES)
-    mass = stats.drop(columns=["entropy", "uniform entropy"])
-    assert ((mass.fillna(0) >= 0) & (mass.fillna(0) <= 1 + 1e-9)).all().all()
-    assert (stats["entropy"] <= stats["uniform entropy"] + 1e-9).all()
     assert stats.loc["cross", "itself"].isna().all() and stats.loc["encoder self", "aligned"].isna().all()
+    check_focused_and_aligned(stats)
 
 
-def test_statistics_of_uniform_attention(shipped_model, all_pairs):
-    """With every attention forced uniform, entropy = uniform entropy and 'itself' = mean 1/n."""
-    with patch(shipped_model, {"*.weights": uniform_attention}):
-        b = trace_pairs(shipped_model, all_pairs)
-    stats = head_statistics(b)
+def test_statistics_of_uniform_attention(uniform_batch, all_pairs):
+    """With every attention forced uniform, entropy = uniform entropy, 'itself' and the mean row maximum are
+    the mean 1/n, the heads do not differ; and the findings of the trained heads fail."""
+    stats = head_statistics(uniform_batch)
     assert np.allclose(stats["entropy"], stats["uniform entropy"], atol=1e-5)
-    n = np.array([len(p.english.split()) for p in all_pairs])
-    assert np.allclose(stats.loc["encoder self", "itself"], (n * (1 / n)).sum() / n.sum(), atol=1e-6)
-    assert np.allclose(head_differences(b)["head 0 vs head 1"], 0.0, atol=1e-6)
+    n = np.array([len(p.english.split()) for p in all_pairs], dtype=float)
+    one_in_n = (n * (1 / n)).sum() / n.sum()
+    assert np.allclose(stats.loc["encoder self", "itself"], one_in_n, atol=1e-6)
+    assert mean_row_max(uniform_batch, "encoder self", 0) == pytest.approx(one_in_n, abs=1e-6)
+    assert np.allclose(head_differences(uniform_batch)["head 0 vs head 1"], 0.0, atol=1e-6)
+    with pytest.raises(AssertionError, match="entropy up to 1.00 of uniform"):
+        check_focused_and_aligned(stats)
+
+
+def check_row_max_column(stats, batch, mean_row_max) -> None:
+    """head_statistics' 'row max', averaged over a place's heads, is mean_row_max(min_keys=2) (no <bos> row)."""
+    for place in PLACES:
+        for layer in range(2):
+            want = mean_row_max(batch, place, layer, min_keys=2)
+            assert stats.loc[(place, layer), "row max"].mean() == pytest.approx(want, abs=1e-9), (place, layer)
 
 
 def test_row_max_column_is_mean_row_max(shipped_batch):
-    """head_statistics' 'row max', averaged over a place's heads, is mean_row_max(min_keys=2) (no <bos> row)."""
-    stats = head_statistics(shipped_batch)
-    assert ((stats["row max"] > 0) & (stats["row max"] <= 1 + 1e-9)).all()
-    for place in PLACES:
-        for layer in range(2):
-            want = mean_row_max(shipped_batch, place, layer, min_keys=2)
-            assert stats.loc[(place, layer), "row max"].mean() == pytest.approx(want, abs=1e-9)
+    check_row_max_column(head_statistics(shipped_batch), shipped_batch, mean_row_max)
 
 
-def test_row_max_of_uniform_attention(shipped_model, all_pairs):
-    with patch(shipped_model, {"*.weights": uniform_attention}):
-        b = trace_pairs(shipped_model, all_pairs)
-    n = np.array([len(p.english.split()) for p in all_pairs], dtype=float)
-    assert mean_row_max(b, "encoder self", 0) == pytest.approx((n * (1 / n)).sum() / n.sum(), abs=1e-6)
+def test_the_row_max_check_rejects_a_row_max_with_the_one_key_rows(shipped_batch):
+    """A broken mean_row_max that keeps the rows with one key (<bos> in decoder self-attention, max 1) differs."""
+
+    def with_one_key_rows(batch, place, layer, min_keys=1):
+        return mean_row_max(batch, place, layer, min_keys=1)
+
+    with pytest.raises(AssertionError, match="decoder self"):
+        check_row_max_column(head_statistics(shipped_batch), shipped_batch, with_one_key_rows)
 
 
 def test_role_attention_rows_sum_to_one(shipped_batch):
@@ -188,6 +210,8 @@ def _toy_batch(encoder, decoder, cross, src_len=(3, 2), tgt_len=(2, 3)):
         tgt_len=torch.tensor(tgt_len),
         src_roles=[],
         out_roles=[],
+        masks={},
+        n_layers=1,
     )
 
 
@@ -199,12 +223,25 @@ def _one_hot_rows(n_heads, key_of_head, B=2, T=3):
     return w
 
 
-def test_head_difference_matches_a_computation_by_hand_on_the_shipped_batch(shipped_batch):
+def check_heads_differ(batch) -> None:
+    """head_difference equals the computation by hand, and the trained heads (seed 0) differ by a total
+    variation between 0.3 and 0.75 in every place and layer (measured 0.32 (cross, layer 1) to 0.71)."""
     for place in PLACES:
         for layer in range(2):
-            want = _head_difference_by_hand(shipped_batch, place, layer)
-            assert head_difference(shipped_batch, place, layer) == pytest.approx(want, abs=1e-9), (place, layer)
-            assert 0.0 < want < 1.0  # the trained heads differ, but never completely
+            want = _head_difference_by_hand(batch, place, layer)
+            assert head_difference(batch, place, layer) == pytest.approx(want, abs=1e-9), (place, layer)
+            assert 0.3 < want < 0.75, f"{place} layer {layer}: heads differ by {want:.3f}"
+
+
+def test_head_difference_matches_a_computation_by_hand_on_the_shipped_batch(shipped_batch):
+    check_heads_differ(shipped_batch)
+
+
+def test_the_head_difference_finding_fails_when_both_heads_are_one(shipped_batch):
+    """A broken copy of the batch whose head 1 is head 0: the distances are 0 and the finding fails."""
+    one = {k: w[:, :1].expand_as(w).contiguous() for k, w in shipped_batch.weights.items()}
+    with pytest.raises(AssertionError, match="heads differ by 0.000"):
+        check_heads_differ(dataclasses.replace(shipped_batch, weights=one))
 
 
 def test_head_difference_is_symmetric_in_the_heads(shipped_batch):
@@ -338,18 +375,30 @@ def test_head_view_bad_choices_give_messages(shipped_model, choices, exc, text):
 # ---------------------------------------------------------------- claim F7: does one head suffice here?
 
 
+def check_one_head_heldout(model) -> float:
+    """Claim F7's held-out part: at least 0.9 of the 24 held-out pairs right (measured 0.958 to 1.000 per seed)."""
+    held = exact_match(model, load_pairs("heldout"))
+    assert held >= 0.9, f"held-out exact match {held:.3f}"
+    return held
+
+
 def test_one_head_model_also_learns_the_corpus(report):
-    """Claim F7: notebook 04 loads these shipped 1-head models (same width, trained the same way, five seeds):
-    each translates every training pair; held-out exact match is reported per seed."""
+    """Claim F7: notebook 04 loads these shipped 1-head models (same width, trained the same way, five seeds); that
+    each translates every training pair is test_shipped_models' check; held-out exact match is bounded here."""
     from course_utils.training.zoo import load_seeds
 
-    held = {}
-    for seed, result in load_seeds("one_head").items():
-        assert exact_match(result.model, load_pairs("train")) == 1.0
-        held[seed] = exact_match(result.model, load_pairs("heldout"))
-        assert held[seed] >= 0.9, seed
-        assert math.isfinite(result.history[-1]["loss"])
+    held = {seed: check_one_head_heldout(result.model) for seed, result in load_seeds("one_head").items()}
     report["1-head model held-out exact match per seed"] = ", ".join(f"{s}: {v:.3f}" for s, v in held.items())
+
+
+def test_the_one_head_check_rejects_an_untrained_one_head_model():
+    from course_utils.core.model import build_model
+    from course_utils.training.zoo import load_standard_model
+
+    cfg = load_standard_model("one_head").model.cfg
+    assert cfg.n_heads == 1
+    with pytest.raises(AssertionError, match="held-out exact match 0.000"):
+        check_one_head_heldout(build_model(cfg, seed=0))
 
 
 # ---- 09, Claim F6: what a head compares (W^Q_h W^K_hᵀ) and what it writes (W^V_h W^O_h)

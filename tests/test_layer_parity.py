@@ -4,6 +4,10 @@ torch.nn.TransformerEncoderLayer / TransformerDecoderLayer with norm_first=False
 batch_first=True and dropout 0 compute what course_utils.model.EncoderLayer / DecoderLayer compute:
 outputs and every parameter's gradient agree, with padding and causal masks. (PyTorch's masks mean
 True = blocked; ours mean True = may attend.)
+
+Every gradient is compared through an explicit name map (PyTorch's parameter name -> our parameters, whose
+gradients concatenated give PyTorch's: in_proj_weight / in_proj_bias stack W_Q, W_K and W_V); the map must cover
+every parameter of both layers, each of ours exactly once. A broken map, or one wrong gradient, fails the check.
 """
 
 import pytest
@@ -29,6 +33,34 @@ def _copy_common(ours, theirs) -> None:
     theirs.norm2.load_state_dict(ours.norm2.state_dict())
 
 
+def _attention_names(theirs: str, ours: str) -> dict[str, tuple[str, ...]]:
+    return {
+        f"{theirs}.in_proj_weight": tuple(f"{ours}.w_{k}.weight" for k in "qkv"),
+        f"{theirs}.in_proj_bias": tuple(f"{ours}.w_{k}.bias" for k in "qkv"),
+        f"{theirs}.out_proj.weight": (f"{ours}.w_o.weight",),
+        f"{theirs}.out_proj.bias": (f"{ours}.w_o.bias",),
+    }
+
+
+_COMMON_NAMES = {
+    "linear1.weight": ("ff.0.weight",),
+    "linear1.bias": ("ff.0.bias",),
+    "linear2.weight": ("ff.3.weight",),
+    "linear2.bias": ("ff.3.bias",),
+    **{f"norm{i}.{p}": (f"norm{i}.{p}",) for i in (1, 2) for p in ("weight", "bias")},
+}
+
+# PyTorch's parameter name -> the names of ours whose gradients, concatenated along dim 0, give its gradient
+ENCODER_NAMES = {**_attention_names("self_attn", "self_attn"), **_COMMON_NAMES}
+DECODER_NAMES = {
+    **_attention_names("self_attn", "self_attn"),
+    **_attention_names("multihead_attn", "cross_attn"),
+    **_COMMON_NAMES,
+    "norm3.weight": ("norm3.weight",),
+    "norm3.bias": ("norm3.bias",),
+}
+
+
 def _torch_layer(kind):
     args = dict(
         d_model=CFG.d_model,
@@ -41,6 +73,16 @@ def _torch_layer(kind):
     return nn.TransformerEncoderLayer(**args) if kind == "encoder" else nn.TransformerDecoderLayer(**args)
 
 
+def test_the_loss_check_rejects_the_sum_of_squares():
+    """The old loss, out.square().sum(), left every gradient before the last LayerNorm at ~1e-5: rejected."""
+    torch.manual_seed(0)
+    ours = EncoderLayer(CFG)
+    src_ids, _, x, _ = _inputs(0)
+    ours(x, Translator.source_mask(src_ids))[src_ids != 0].square().sum().backward()
+    with pytest.raises(AssertionError, match="self_attn.w_q.weight"):
+        assert_the_loss_reaches_every_parameter(ours)
+
+
 def _inputs(seed: int):
     g = torch.Generator().manual_seed(seed)
     src_ids = torch.tensor([[5, 6, 7, 8, 9], [5, 6, 7, 0, 0]])  # second sentence padded
@@ -50,25 +92,40 @@ def _inputs(seed: int):
     return src_ids, tgt_ids, x, y
 
 
+def _loss(out: torch.Tensor, seed: int) -> torch.Tensor:
+    """A fixed random weighting of the outputs. (Not out.square().sum(): after the last LayerNorm every row has
+    length about √d, so that loss is nearly constant and every gradient but the last norm's nearly 0, ~1e-5.)"""
+    g = torch.Generator().manual_seed(1000 + seed)
+    return (out * torch.randn(out.shape, generator=g)).sum()
+
+
 def _grads(module) -> dict[str, torch.Tensor]:
     return {n: p.grad.clone() for n, p in module.named_parameters() if p.grad is not None}
 
 
-def _assert_attention_grads_equal(ga, gb, ours: str, theirs: str) -> None:
-    """Our W_Q, W_K, W_V gradients stacked equal PyTorch's in_proj gradient; W_O's equals out_proj's."""
-    torch.testing.assert_close(
-        torch.cat([ga[f"{ours}.w_q.weight"], ga[f"{ours}.w_k.weight"], ga[f"{ours}.w_v.weight"]]),
-        gb[f"{theirs}.in_proj_weight"],
-        rtol=1e-4,
-        atol=1e-5,
-    )
-    torch.testing.assert_close(ga[f"{ours}.w_o.weight"], gb[f"{theirs}.out_proj.weight"], rtol=1e-4, atol=1e-5)
+def assert_every_gradient_equal(ours, theirs, names: dict[str, tuple[str, ...]]) -> None:
+    """The map covers every parameter of both layers (each of ours once), and every gradient agrees through it."""
+    ours_names, theirs_names = [n for n, _ in ours.named_parameters()], [n for n, _ in theirs.named_parameters()]
+    mapped = [n for group in names.values() for n in group]
+    assert sorted(names) == sorted(theirs_names), f"PyTorch parameters not mapped: {set(theirs_names) - set(names)}"
+    assert sorted(mapped) == sorted(ours_names), f"our parameters not mapped once: {set(ours_names) ^ set(mapped)}"
+    ga, gb = _grads(ours), _grads(theirs)
+    assert set(ga) == set(ours_names) and set(gb) == set(theirs_names), "a parameter got no gradient"
+    for theirs_name, group in names.items():
+        torch.testing.assert_close(
+            torch.cat([ga[n] for n in group]),
+            gb[theirs_name],
+            rtol=1e-4,
+            atol=1e-5,
+            msg=lambda m, group=group: f"{group}: {m}",
+        )
 
 
-@pytest.mark.parametrize("seed", [0, 1])
-def test_encoder_layer_equals_torch_transformer_encoder_layer(seed):
+def run_encoder_pair(seed: int, ours=None):
+    """Our encoder layer and PyTorch's with copied weights, the same padded batch through both, and the same loss
+    backpropagated; returns the two layers (gradients filled) after checking that their outputs agree."""
     torch.manual_seed(seed)
-    ours, theirs = EncoderLayer(CFG), _torch_layer("encoder")
+    ours, theirs = ours or EncoderLayer(CFG), _torch_layer("encoder")
     with torch.no_grad():
         _copy_attention(ours.self_attn, theirs.self_attn)
         _copy_common(ours, theirs)
@@ -78,19 +135,14 @@ def test_encoder_layer_equals_torch_transformer_encoder_layer(seed):
     a = ours(x, Translator.source_mask(src_ids))
     b = theirs(x, src_key_padding_mask=~real)
     torch.testing.assert_close(a[real], b[real], rtol=1e-5, atol=1e-5)
-    a[real].square().sum().backward()
-    b[real].square().sum().backward()
-    ga, gb = _grads(ours), _grads(theirs)
-    _assert_attention_grads_equal(ga, gb, "self_attn", "self_attn")
-    torch.testing.assert_close(ga["ff.0.weight"], gb["linear1.weight"], rtol=1e-4, atol=1e-5)
-    torch.testing.assert_close(ga["ff.3.weight"], gb["linear2.weight"], rtol=1e-4, atol=1e-5)
-    torch.testing.assert_close(ga["norm2.weight"], gb["norm2.weight"], rtol=1e-4, atol=1e-5)
+    _loss(a[real], seed).backward()
+    _loss(b[real], seed).backward()
+    return ours, theirs
 
 
-@pytest.mark.parametrize("seed", [0, 1])
-def test_decoder_layer_equals_torch_transformer_decoder_layer(seed):
+def run_decoder_pair(seed: int, ours=None):
     torch.manual_seed(seed)
-    ours, theirs = DecoderLayer(CFG), _torch_layer("decoder")
+    ours, theirs = ours or DecoderLayer(CFG), _torch_layer("decoder")
     with torch.no_grad():
         _copy_attention(ours.self_attn, theirs.self_attn)
         _copy_attention(ours.cross_attn, theirs.multihead_attn)
@@ -104,13 +156,71 @@ def test_decoder_layer_equals_torch_transformer_decoder_layer(seed):
     causal_blocked = torch.ones(T, T, dtype=torch.bool).triu(1)
     b = theirs(y, x, tgt_mask=causal_blocked, tgt_key_padding_mask=~tgt_real, memory_key_padding_mask=~src_real)
     torch.testing.assert_close(a[tgt_real], b[tgt_real], rtol=1e-5, atol=1e-5)
-    a[tgt_real].square().sum().backward()
-    b[tgt_real].square().sum().backward()
-    ga, gb = _grads(ours), _grads(theirs)
-    for o, t in (("self_attn", "self_attn"), ("cross_attn", "multihead_attn")):
-        _assert_attention_grads_equal(ga, gb, o, t)
-    torch.testing.assert_close(ga["ff.0.weight"], gb["linear1.weight"], rtol=1e-4, atol=1e-5)
-    torch.testing.assert_close(ga["norm3.bias"], gb["norm3.bias"], rtol=1e-4, atol=1e-5)
+    _loss(a[tgt_real], seed).backward()
+    _loss(b[tgt_real], seed).backward()
+    return ours, theirs
+
+
+def assert_the_loss_reaches_every_parameter(ours) -> None:
+    """Every gradient is far from 0 (so that comparing it means something), except the key biases': a key bias
+    adds the same q·b_k to every score of a query's row, which softmax ignores, so its gradient is 0 (~1e-16)."""
+    for name, p in ours.named_parameters():
+        if name.endswith("w_k.bias"):
+            assert float(p.grad.abs().max()) < 1e-12, name
+        else:
+            assert float(p.grad.abs().max()) > 0.05, name
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_encoder_layer_equals_torch_transformer_encoder_layer(seed):
+    ours, theirs = run_encoder_pair(seed)
+    assert_every_gradient_equal(ours, theirs, ENCODER_NAMES)  # all 16 of ours, all 12 of PyTorch's
+    assert_the_loss_reaches_every_parameter(ours)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_decoder_layer_equals_torch_transformer_decoder_layer(seed):
+    ours, theirs = run_decoder_pair(seed)
+    assert_every_gradient_equal(ours, theirs, DECODER_NAMES)  # all 26 of ours, all 18 of PyTorch's
+    assert_the_loss_reaches_every_parameter(ours)
+
+
+def _without(names: dict, key: str) -> dict:
+    return {k: v for k, v in names.items() if k != key}
+
+
+BROKEN_MAPS = {
+    "a PyTorch parameter left out": _without(ENCODER_NAMES, "norm2.bias"),
+    "one of ours left out": {**ENCODER_NAMES, "self_attn.in_proj_bias": ("self_attn.w_q.bias", "self_attn.w_k.bias")},
+    "W_Q and W_K swapped": {
+        **ENCODER_NAMES,
+        "self_attn.in_proj_weight": tuple(f"self_attn.w_{k}.weight" for k in "kqv"),
+    },
+    "two biases swapped": {**ENCODER_NAMES, "linear2.bias": ("norm2.bias",), "norm2.bias": ("ff.3.bias",)},
+}
+
+
+@pytest.mark.parametrize("broken", list(BROKEN_MAPS))
+def test_a_broken_name_map_fails_the_gradient_check(broken):
+    """Each broken map fails: the coverage checks catch the left-out names, the comparison the swapped ones."""
+    ours, theirs = run_encoder_pair(0)
+    with pytest.raises(AssertionError):
+        assert_every_gradient_equal(ours, theirs, BROKEN_MAPS[broken])
+
+
+@pytest.mark.parametrize("kind", ["encoder", "decoder"])
+def test_one_wrong_gradient_anywhere_fails_the_gradient_check(kind):
+    """A layer whose backward pass gets one parameter's gradient wrong (0.01 added to every entry by a hook; its
+    forward pass is untouched) fails the check, for each of its parameters in turn: no gradient goes uncompared."""
+    run, names, layer = {"encoder": (run_encoder_pair, ENCODER_NAMES, EncoderLayer)}.get(
+        kind, (run_decoder_pair, DECODER_NAMES, DecoderLayer)
+    )
+    for name in [n for n, _ in layer(CFG).named_parameters()]:
+        torch.manual_seed(0)
+        ours = layer(CFG)
+        ours.get_parameter(name).register_hook(lambda g: g + 0.01)
+        with pytest.raises(AssertionError, match=name.replace(".", r"\.")):
+            assert_every_gradient_equal(*run(0, ours), names)
 
 
 def test_parity_check_notices_a_changed_weight():

@@ -177,11 +177,68 @@ def test_head_ablation_through_tracing_patch_changes_the_embedding(model):
     assert torch.equal(model.embed(SENTENCES), base)  # the patch is gone after the block
 
 
-def test_head_masses_rows_and_ranges(model):
+def head_masses_by_hand(model, sentences) -> dict[tuple[int, int], dict[str, float]]:
+    """{(layer, head): {measure: mean weight}} from each sentence traced alone (no padding at all), the weights
+    read one by one: previous w[i, i-1] (i >= 1), next w[i, i+1] (i < T-1), itself w[i, i], [CLS] w[i, 0],
+    [SEP] w[i, T-1], each averaged over every such query of every sentence."""
+    sums: dict = {}
+    for s in sentences:
+        trace = trace_sentence(model, s)
+        T = len(trace.src_tokens)
+        for layer in range(model.cfg.n_layers):
+            w = trace[trace_key("encoder self", layer, "weights")].double()
+            for h in range(w.shape[0]):
+                cells = {
+                    "previous": [(i, i - 1) for i in range(1, T)],
+                    "next": [(i, i + 1) for i in range(T - 1)],
+                    "itself": [(i, i) for i in range(T)],
+                    "[CLS]": [(i, 0) for i in range(T)],
+                    "[SEP]": [(i, T - 1) for i in range(T)],
+                }
+                for m, ij in cells.items():
+                    total, n = sums.setdefault((layer, h, m), [0.0, 0])
+                    sums[(layer, h, m)] = [total + sum(float(w[h, i, j]) for i, j in ij), n + len(ij)]
+    out: dict = {}
+    for (layer, h, m), (total, n) in sums.items():
+        out.setdefault((layer, h), {})[m] = total / n
+    return out
+
+
+def check_head_masses(table, by_hand) -> None:
+    """head_masses of the padded batch equals the by-hand means of the unpadded sentences, for all 72 heads."""
+    assert list(table.columns) == list(HEAD_MEASURES) and len(table) == len(by_hand) == 72
+    worst = max(abs(table.loc[key, m] - v) for key, row in by_hand.items() for m, v in row.items())
+    assert worst < 1e-9, f"head_masses differs from the weights by {worst:.3g}"
+
+
+def check_one_previous_token_head(table) -> None:
+    """Notebook 10's finding on these four sentences: head (0, 2) is a pure previous-token head (0.9996 of its
+    weight on the token before; the runner-up head 0.50), and no head mainly attends to itself (at most 0.25)."""
+    previous = table["previous"]
+    assert previous.idxmax() == (0, 2) and previous.max() > 0.99, previous.idxmax()
+    assert previous.drop((0, 2)).max() < 0.6
+    assert table["itself"].max() < 0.3
+
+
+def test_head_masses_equal_the_weights_and_find_the_previous_token_head(model):
     cache, batch = record_sentences(model, SENTENCES, "*.weights")
     table = head_masses(cache, batch.lengths, model.cfg.n_layers)
-    assert table.shape == (72, len(HEAD_MEASURES))
-    assert ((table >= 0) & (table <= 1)).all().all()
+    check_head_masses(table, head_masses_by_hand(model, SENTENCES))
+    check_one_previous_token_head(table)
+
+
+def test_the_head_mass_checks_reject_wrong_masses(model):
+    """Broken copies: head_masses fed the padded length for every sentence (padding counted as real queries), and
+    a table with "previous" and "next" swapped (the next-token direction: at most 0.57, head (1, 8))."""
+    cache, batch = record_sentences(model, SENTENCES, "*.weights")
+    padded = head_masses(cache, torch.full_like(batch.lengths, batch.ids.shape[1]), model.cfg.n_layers)
+    with pytest.raises(AssertionError, match="differs from the weights"):
+        check_head_masses(padded, head_masses_by_hand(model, SENTENCES))
+    swapped = head_masses(cache, batch.lengths, model.cfg.n_layers).rename(
+        columns={"previous": "next", "next": "previous"}
+    )
+    with pytest.raises(AssertionError):
+        check_one_previous_token_head(swapped)
 
 
 def test_head_bilinear_gives_the_head_scores(model):

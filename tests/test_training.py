@@ -40,17 +40,33 @@ def short_runs():
 # ---------------------------------------------------------------- convergence
 
 
-def test_course_model_converges(course):
-    h = course.history
-    assert [row["epoch"] for row in h] == list(range(1, 31))
-    assert h[-1]["train_exact"] == 1.0
-    loss = [row["loss"] for row in h]
+def check_converges(history) -> None:
+    """30 epochs; every training pair exact at the end; the loss falls to under 5 % of its start and, over windows
+    of five epochs, always goes down (single epochs may wobble); the token accuracy climbs from under 0.3 after
+    epoch 1 (measured 0.183) to every target token right from epoch 10 on (measured: from epoch 8)."""
+    assert [row["epoch"] for row in history] == list(range(1, 31))
+    assert history[-1]["train_exact"] == 1.0
+    loss = [row["loss"] for row in history]
     assert loss[-1] < loss[14] < loss[0]
     assert loss[-1] < 0.05 * loss[0]
-    # over windows of five epochs the loss goes down (single epochs may wobble)
     window = [sum(loss[i : i + 5]) / 5 for i in range(0, 30, 5)]
     assert all(a > b for a, b in zip(window, window[1:])), window
-    assert all(0.0 <= row["token_acc"] <= 1.0 for row in h)
+    acc = [row["token_acc"] for row in history]
+    assert acc[0] < 0.3 and all(a == 1.0 for a in acc[9:]), acc
+
+
+def test_course_model_converges(course):
+    check_converges(course.history)
+
+
+def test_the_convergence_check_rejects_a_run_that_does_not_learn(course):
+    """Broken copies of the history: the loss run backwards (a model that unlearns), and the token accuracy stuck
+    at 0.99 (one token in a hundred wrong to the end) both fail check_converges."""
+    backwards = [{**row, "loss": back["loss"]} for row, back in zip(course.history, course.history[::-1])]
+    stuck = [{**row, "token_acc": min(row["token_acc"], 0.99)} for row in course.history]
+    for history in (backwards, stuck):
+        with pytest.raises(AssertionError):
+            check_converges(history)
 
 
 def test_history_train_exact_only_at_snapshot_and_last_epochs(course):

@@ -118,7 +118,7 @@ def scaled_dot_product_attention(q, k, v, mask=None, *, scale: float | None = No
 
 def check_heads(d_model: int, n_heads: int) -> None:
     """The one check that d_model splits into n_heads equal heads (each gets d_model // n_heads features).
-    Taught in notebook 04 §2."""
+    Taught in notebook 04 §1 (Splitting d_model = 64 into 2 heads: dh = d_model // H)."""
     if n_heads < 1 or d_model < 1 or d_model % n_heads != 0:
         raise ConfigError(
             f"d_model ({d_model}) must be divisible by n_heads ({n_heads}) so every head gets "

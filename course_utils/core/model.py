@@ -69,7 +69,7 @@ class ModelConfig:
 
 def sinusoidal_table(max_len: int, d_model: int) -> torch.Tensor:
     """(max_len, d_model): PE[pos, 2i] = sin(pos / 10000^(2i/d)), PE[pos, 2i+1] = cos(...).
-    Used by Embedding for pos_encoding="sinusoidal": the sinusoidal model of notebook 07 (Three positional encodings)."""
+    Used by Embedding (pos_encoding="sinusoidal"): the sinusoidal model of notebook 07 (Three positional encodings)."""
     pos = torch.arange(max_len, dtype=DTYPE)[:, None]
     freq = torch.exp(torch.arange(0, d_model, 2, dtype=DTYPE) * (-math.log(10000.0) / d_model))
     table = torch.zeros(max_len, d_model, dtype=DTYPE)
@@ -82,7 +82,7 @@ def add_norm(norm: nn.LayerNorm, x: torch.Tensor, sublayer_out: torch.Tensor, dr
     """The residual connection and LayerNorm around every sublayer (post-norm, as in "Attention Is All You Need"
     and the source blog): norm(x + dropout(sublayer(x))). The course's one copy (the Annotated Transformer's
     SublayerConnection idea), used by the encoder and decoder layers here and by MiniLM's layers.
-    Taught in notebook 05 §3."""
+    Taught in notebook 05 §2 (One transformer layer: residual connection, then LayerNorm); used in 10 §1."""
     return norm(x + (sublayer_out if dropout is None else dropout(sublayer_out)))
 
 
@@ -90,7 +90,7 @@ def add_norm(norm: nn.LayerNorm, x: torch.Tensor, sublayer_out: torch.Tensor, dr
 def eval_mode(model: nn.Module):
     """Within the block the model is in eval mode (dropout off); afterwards its mode is what it was, also after
     an error. The course's one copy of this pattern (greedy decoding, recording, patched forward passes).
-    Used by greedy_decode and inspect.tracing.record_forward (notebooks 05 §5, 06 §1)."""
+    Used by greedy_decode, inspect.tracing.record_forward and next_word_log_probs (notebooks 05 §4-§5, 06 §3)."""
     was_training = model.training
     model.eval()
     try:

@@ -224,7 +224,8 @@ class MiniLM(nn.Module):
         mask = torch.arange(longest)[None, :] < torch.tensor([len(e.ids) for e in encs])[:, None]
         return Encoded(sentences, [list(e.tokens) for e in encs], ids, types, mask)
 
-    def _batch(self, batch) -> Encoded:
+    def as_encoded(self, batch) -> Encoded:
+        """Sentences -> encode_text(sentences); an Encoded batch is returned as it is."""
         return batch if isinstance(batch, Encoded) else self.encode_text(batch)
 
     # ---- vectors out
@@ -242,13 +243,13 @@ class MiniLM(nn.Module):
     @torch.no_grad()
     def hidden_states(self, sentences) -> tuple[list[torch.Tensor], Encoded]:
         """Embedding output and every layer's output, (B, T, d_model) each, for a batch of sentences."""
-        batch = self._batch(sentences)
+        batch = self.as_encoded(sentences)
         return self(batch.ids, batch.token_types, batch.mask, all_layers=True), batch
 
     @torch.no_grad()
     def embed(self, sentences, normalize: bool = True) -> torch.Tensor:
         """Sentence embeddings (B, d_model): the mean of the last layer's vectors over real tokens, unit length."""
-        batch = self._batch(sentences)
+        batch = self.as_encoded(sentences)
         return mean_pool(self(batch.ids, batch.token_types, batch.mask), batch.mask, normalize)
 
 

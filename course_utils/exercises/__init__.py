@@ -14,19 +14,44 @@ import ast
 import inspect
 import textwrap
 
+import numpy as np
+
 NOT_ANSWERED = "✍ Not answered yet: "  # the prefix of every unanswered line (checkers that return messages use it)
 
 
 def feedback(ok: bool, success: str, hint: str) -> bool:
-    """Print ✅ success or ❌ hint and return ok."""
+    """Print ✅ success or ❌ hint and return ok.
+    Used by every checker (notebooks 01-10, their exercises)."""
     print(("✅ " + success) if ok else ("❌ Not yet: " + hint))
     return bool(ok)
 
 
 def not_answered(what: str) -> bool:
-    """Print "✍ Not answered yet: " + what (what to do to answer) and return False."""
+    """Print "✍ Not answered yet: " + what (what to do to answer) and return False.
+    Used by every checker (notebooks 01-10, their exercises)."""
     print(NOT_ANSWERED + what)
     return False
+
+
+def no_function(fn, not_yet: str, usage: str) -> bool:
+    """True (and the one line printed) when fn is not an answer yet: None -> "✍ not answered: not_yet", not a
+    function -> "❌ usage". The checkers that take a function start with `if no_function(...): return False`.
+    Used by the checkers of notebooks 06 and 08."""
+    if fn is None:
+        return not not_answered(not_yet)
+    if not callable(fn):
+        return not feedback(False, "", usage)
+    return False
+
+
+def check_true_false(prediction, answer: bool, *, not_yet: str, wrong: str, right: str) -> bool:
+    """A True/False prediction: not answered (None), not a bool, wrong (prints `wrong`) or right (`right`).
+    Used by the prediction checkers of notebooks 01 and 02."""
+    if prediction is None:
+        return not_answered(not_yet)
+    if not isinstance(prediction, (bool, np.bool_)):
+        return feedback(False, "", "predict with True or False.")
+    return feedback(bool(prediction) == answer, right, wrong)
 
 
 _LOOPS = (ast.For, ast.While, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.AsyncFor)
@@ -34,7 +59,8 @@ _LOOPS = (ast.For, ast.While, ast.ListComp, ast.SetComp, ast.DictComp, ast.Gener
 
 def python_loops(fn) -> list[str]:
     """The Python loops (for, while, comprehensions) in fn's source, as 'for (line 3)'; [] when there are none
-    or when the source cannot be read (a function typed at a plain interpreter prompt)."""
+    or when the source cannot be read (a function typed at a plain interpreter prompt).
+    Used by the no-loop checkers of notebooks 06 and 08."""
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
     except (OSError, TypeError, SyntaxError):
@@ -49,7 +75,8 @@ def python_loops(fn) -> list[str]:
 
 def names_used(fn, names) -> list[str]:
     """The names from `names` that fn's source uses (as `name` or `module.name`), sorted; [] when the source
-    cannot be read (a lambda inside a longer line, a function typed at a prompt)."""
+    cannot be read (a lambda inside a longer line, a function typed at a prompt).
+    Used by the checkers that refuse the course's own helper (notebooks 08, 09)."""
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
     except (OSError, TypeError, SyntaxError):

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from course_utils.core.toys import SENTENCES_2D, SENTENCES_3D
-from course_utils.exercises import feedback, not_answered
+from course_utils.exercises import check_true_false, feedback, not_answered
 from course_utils.measures.sentence_vectors import topic
 from course_utils.measures.similarity import cosine, dot
 
@@ -31,7 +31,8 @@ _COSINE_CASES = [
 
 
 def check_my_cosine(fn) -> bool:
-    """Exercise 1a: the learner's `my_cosine(a, b)` (NumPy arrays in, one number out) gives a·b / (|a| |b|)."""
+    """Exercise 1a: the learner's `my_cosine(a, b)` (NumPy arrays in, one number out) gives a·b / (|a| |b|).
+    Used in notebook 01 (its Exercises section)."""
     if not callable(fn):
         return not_answered("write the body of my_cosine(a, b), then re-run the cell.")
     got = []
@@ -71,7 +72,8 @@ CAKE = "eat cake"  # Exercise 1b: its nearest other 3-D sentence by cosine
 
 
 def check_nearest_to_cake(sentence) -> bool:
-    """Exercise 1b: the 3-D sentence (other than 'eat cake' itself) with the largest cosine with 'eat cake'."""
+    """Exercise 1b: the 3-D sentence (other than 'eat cake' itself) with the largest cosine with 'eat cake'.
+    Used in notebook 01 (its Exercises section)."""
     others = {s: v for s, v in SENTENCES_3D.items() if s != CAKE}
     by_cos = max(others, key=lambda s: cosine(SENTENCES_3D[CAKE], others[s]))
     by_dot = max(others, key=lambda s: dot(SENTENCES_3D[CAKE], others[s]))
@@ -96,24 +98,22 @@ def check_nearest_to_cake(sentence) -> bool:
 
 def check_same_topic_prediction(prediction) -> bool:
     """Predict before you look: by dot product, does every same-topic pair of the six 2-D sentences beat every
-    cross-topic pair? (No: 'drink beer' · 'read newspaper' beats 'eat apple' · 'eat bread'.)"""
-    if prediction is None:
-        return not_answered("set my_prediction to True or False before the table.")
-    if not isinstance(prediction, (bool, np.bool_)):
-        return feedback(False, "", "predict with True or False.")
-    if prediction:
-        return feedback(
-            False,
-            "",
-            "you predicted True, the table says False: the dot product grows with length, and the long "
-            "'read newspaper' arrow lifts a cross-topic pair above a same-topic one.",
-        )
-    return feedback(True, "right: by dot product one cross-topic pair beats a same-topic pair (length counts).", "")
+    cross-topic pair? (No: 'drink beer' · 'read newspaper' beats 'eat apple' · 'eat bread'.)
+    Used in notebook 01 (Six sentences as arrows)."""
+    return check_true_false(
+        prediction,
+        False,
+        not_yet="set my_prediction to True or False before the table.",
+        wrong="you predicted True, the table says False: the dot product grows with length, and the long "
+        "'read newspaper' arrow lifts a cross-topic pair above a same-topic one.",
+        right="right: by dot product one cross-topic pair beats a same-topic pair (length counts).",
+    )
 
 
 def check_eat_cake(vector) -> bool:
     """Exercise 2: a 2-D vector for 'eat cake' whose dot product AND cosine with both 'eat' sentences beat
-    those with every 'drink' and 'read' sentence."""
+    those with every 'drink' and 'read' sentence.
+    Used in notebook 01 (its Exercises section)."""
     if vector is None:
         return not_answered("give two numbers (food, reading), not both zero, then re-run.")
     try:
@@ -136,7 +136,8 @@ def check_eat_cake(vector) -> bool:
 
 
 def check_four_factors(percent) -> bool:
-    """Exercise 3: relative change (in %) of 10·20·30·40 when every factor grows by 1."""
+    """Exercise 3: relative change (in %) of 10·20·30·40 when every factor grows by 1.
+    Used in notebook 01 (its Exercises section)."""
     p = _number(percent)
     expected = 100 * (math.prod([11, 21, 31, 41]) / math.prod([10, 20, 30, 40]) - 1)
     if percent is None:

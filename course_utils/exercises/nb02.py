@@ -6,7 +6,7 @@ import torch
 
 from course_utils.core.precision import DTYPE
 from course_utils.core.toys import TOY_VOCAB, TOY_WQ
-from course_utils.exercises import feedback, not_answered
+from course_utils.exercises import check_true_false, feedback, not_answered
 
 
 def _layers(result):
@@ -19,7 +19,8 @@ def _layers(result):
 
 def check_qkv_layers(make_layers) -> bool:
     """Exercise 1a: `make_layers(d_model)` returns three nn.Linear layers (w_q, w_k, w_v), each d_model -> d_model
-    with a bias, as the course model's attention has them (course_utils.attention.MultiHeadAttention)."""
+    with a bias, as the course model's attention has them (course_utils.attention.MultiHeadAttention).
+    Used in notebook 02 §1 (its exercise)."""
     if not callable(make_layers):
         return not_answered("write the body of my_qkv_layers(d_model), then re-run the cell.")
     for d_model in (4, 6):
@@ -55,7 +56,8 @@ def check_qkv_layers(make_layers) -> bool:
 
 def check_qkv_by_hand(project) -> bool:
     """Exercise 1b: `project(X, layer)` computes what `layer(X)` computes, from layer.weight and layer.bias only:
-    X @ weight.T + bias. Tried on a square layer (where the untransposed weight still runs) and a 4 -> 3 layer."""
+    X @ weight.T + bias. Tried on a square layer (where the untransposed weight still runs) and a 4 -> 3 layer.
+    Used in notebook 02 §1 (its exercise)."""
     if not callable(project):
         return not_answered("write the body of my_project(X, layer), then re-run the cell.")
     g = torch.Generator().manual_seed(12)
@@ -105,23 +107,21 @@ def check_qkv_by_hand(project) -> bool:
 
 def check_same_q_prediction(prediction) -> bool:
     """Predict before you look: is the layer-0 query of 'eat' exactly the same in 'we want to eat apple' and in
-    'we want to eat bread'? (Yes: W^Q reads one word's vector at a time.)"""
-    if prediction is None:
-        return not_answered("set my_prediction to True or False before the next cell.")
-    if not isinstance(prediction, bool):
-        return feedback(False, "", "predict with True or False.")
-    if not prediction:
-        return feedback(
-            False,
-            "",
-            "you predicted different, the cell says the same: W^Q reads each word's own vector (word + position), "
-            "one row at a time, so the other words cannot change it.",
-        )
-    return feedback(True, "right: a linear layer reads one word's vector at a time, so 'eat' has the same query.", "")
+    'we want to eat bread'? (Yes: W^Q reads one word's vector at a time.)
+    Used in notebook 02 §2 (its exercise)."""
+    return check_true_false(
+        prediction,
+        True,
+        not_yet="set my_prediction to True or False before the next cell.",
+        wrong="you predicted different, the cell says the same: W^Q reads each word's own vector (word + position), "
+        "one row at a time, so the other words cannot change it.",
+        right="right: a linear layer reads one word's vector at a time, so 'eat' has the same query.",
+    )
 
 
 def check_toy_query(query) -> bool:
-    """Exercise 2: the toy query of x = 0.25·one_hot('eat') + 0.75·one_hot('read'), i.e. x · TOY_WQ."""
+    """Exercise 2: the toy query of x = 0.25·one_hot('eat') + 0.75·one_hot('read'), i.e. x · TOY_WQ.
+    Used in notebook 02 (its More exercises section)."""
     expected = 0.25 * TOY_WQ[TOY_VOCAB.index("eat")] + 0.75 * TOY_WQ[TOY_VOCAB.index("read")]
     if query is None:
         return not_answered("set my_toy_query to a vector of 3 numbers, then re-run.")
@@ -140,7 +140,8 @@ def check_toy_query(query) -> bool:
 
 def check_cross_rows(n_queries, n_keys) -> bool:
     """Exercise 3: in the cross-attention for 'i can eat bread' (decoder input '<bos> ich kann brot essen'), how many
-    rows do Q and K have? Q: one per decoder position (5); K: one per English word (4)."""
+    rows do Q and K have? Q: one per decoder position (5); K: one per English word (4).
+    Used in notebook 02 (its More exercises section)."""
     if n_queries is None or n_keys is None:
         return not_answered("give two whole numbers, the rows of Q and of K, then re-run.")
     try:

@@ -16,7 +16,8 @@ TOY_WORDS = ("i", "can", "eat", "apple")
 
 
 def check_window_mask(mask) -> bool:
-    """Exercise 3: (4, 4) bool mask, True = may attend: every word sees itself and the word just before it."""
+    """Exercise 3: (4, 4) bool mask, True = may attend: every word sees itself and the word just before it.
+    Used in notebook 03 (its Exercises section)."""
     want = torch.ones(4, 4, dtype=torch.bool).tril() & torch.ones(4, 4, dtype=torch.bool).triu(-1)
     if mask is None:
         return not_answered("build window_mask, a (4, 4) bool tensor, then re-run this cell.")
@@ -116,7 +117,8 @@ def _compare(name, case, got, want, variants) -> str | None:
 def check_masked_softmax(fn) -> bool:
     """Exercise 1a: fn(scores, mask) = softmax over the keys where only mask == True counts (True = may attend).
 
-    Compared with `attention.masked_softmax` on random scores with no mask, a causal and two padding masks."""
+    Compared with `attention.masked_softmax` on random scores with no mask, a causal and two padding masks.
+    Used in notebook 03 §5 (its exercise)."""
     if not callable(fn):
         return feedback(False, "", "pass the function itself: check_masked_softmax(my_masked_softmax).")
     for case, q, k, _, mask in _cases():
@@ -134,7 +136,8 @@ def check_masked_softmax(fn) -> bool:
 def check_attention(fn) -> bool:
     """Exercise 1b: fn(q, k, v, mask=None) -> out (or (out, weights)) = softmax(q kᵀ / √d_k, masked) v.
 
-    Compared with `attention.scaled_dot_product_attention` on the same random inputs as check_masked_softmax."""
+    Compared with `attention.scaled_dot_product_attention` on the same random inputs as check_masked_softmax.
+    Used in notebook 03 §5 (its exercise)."""
     if not callable(fn):
         return feedback(False, "", "pass the function itself: check_attention(my_attention).")
     for case, q, k, v, mask in _cases():
@@ -167,7 +170,8 @@ def check_attention(fn) -> bool:
 def check_times_ten(prediction, before: float, after: float) -> bool:
     """Predict (section 2): multiply every energy by 10; does eat's weight on apple go "up", "down" or stay "same"?
 
-    `before` and `after` are that weight as the notebook measured it; the checker follows the measurement."""
+    `before` and `after` are that weight as the notebook measured it; the checker follows the measurement.
+    Used in notebook 03 §2 (its exercise)."""
     if prediction is None:
         return not_answered('set my_prediction_x10 to "up", "down" or "same", then re-run this cell.')
     answer = str(prediction).strip().lower()
@@ -185,7 +189,8 @@ def check_times_ten(prediction, before: float, after: float) -> bool:
 
 
 def check_causal_top(guess, weights_row, words) -> bool:
-    """Predict (section 5): under the causal mask, which word gets eat's largest weight? Follows the measured row."""
+    """Predict (section 5): under the causal mask, which word gets eat's largest weight? Follows the measured row.
+    Used in notebook 03 §5 (its exercise)."""
     if guess is None:
         return not_answered("set my_causal_guess to one of the words eat may see, then re-run this cell.")
     words = list(words)
@@ -202,7 +207,8 @@ def check_causal_top(guess, weights_row, words) -> bool:
 
 
 def toy_weights(W_Q, W_K, words=TOY_WORDS) -> torch.Tensor:
-    """(T, T) attention weights of the toy sentence for 2×2 matrices W_Q, W_K (Q = X W_Q, K = X W_K, scale √2)."""
+    """(T, T) attention weights of the toy sentence for 2×2 matrices W_Q, W_K (Q = X W_Q, K = X W_K, scale √2).
+    Used in notebook 03 (an exercise)."""
     X = toy_embeddings(words)
     W_Q, W_K = torch.as_tensor(W_Q, dtype=DTYPE), torch.as_tensor(W_K, dtype=DTYPE)
     if W_Q.shape != (2, 2) or W_K.shape != (2, 2):
@@ -212,7 +218,8 @@ def toy_weights(W_Q, W_K, words=TOY_WORDS) -> torch.Tensor:
 
 
 def check_eat_apple_pair(W_Q, W_K) -> bool:
-    """Exercise 2: 2×2 W_Q, W_K such that 'eat' gives 'apple' and 'apple' gives 'eat' its largest weight, above 0.5."""
+    """Exercise 2: 2×2 W_Q, W_K such that 'eat' gives 'apple' and 'apple' gives 'eat' its largest weight, above 0.5.
+    Used in notebook 03 (its Exercises section)."""
     if W_Q is None or W_K is None:
         return not_answered("fill in W_Q2 and W_K2 (2×2 tensors), then re-run this cell.")
     try:
@@ -249,7 +256,7 @@ def check_init_guess(guess, measured: dict) -> bool:
 
     `guess` is "xavier" or "torch_default" ("?" = not answered yet); `measured` is {init: mean row max} as the
     notebook's cell measured it. Prints one line; True if the guess names the init with the larger value.
-    """
+    Used in notebook 03 §8."""
     if set(measured) != set(INITS):
         raise ValueError(f"measured must have exactly the keys {INITS}; got {sorted(measured)}")
     if guess is None or guess is Ellipsis or (isinstance(guess, str) and guess.strip() in ("", GUESS_PLACEHOLDER)):

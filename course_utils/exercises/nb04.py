@@ -15,7 +15,8 @@ SHAPES_B, SHAPES_T, SHAPES_H = 3, 7, 16  # exercise 1: not a case that the noteb
 
 
 def check_head_shapes(q_heads_shape, scores_shape, concat_shape) -> bool:
-    """Exercise 1: shapes for B = 3 sentences of T = 7 words, d_model = 64, H = 16 heads."""
+    """Exercise 1: shapes for B = 3 sentences of T = 7 words, d_model = 64, H = 16 heads.
+    Used in notebook 04 (its Exercises section)."""
     b, t, h = SHAPES_B, SHAPES_T, SHAPES_H
     dh = D_MODEL // h
     want = {"q after the split": (b, h, t, dh), "scores": (b, h, t, t), "concat": (b, t, D_MODEL)}
@@ -44,7 +45,7 @@ def check_heads_alike(heads_attend_alike, weights, tokens) -> bool:
 
     weights: (H, T, T) one sentence's attention weights; tokens: its T words. "Alike" means that for most query
     words both heads put their largest weight on the same key word.
-    """
+    Used in notebook 04 §2."""
     if heads_attend_alike is None:
         return not_answered("set heads_attend_alike to True or False in the cell above the heatmaps, then re-run.")
     if not isinstance(heads_attend_alike, bool):
@@ -71,7 +72,7 @@ def check_one_head_worse(one_head_translates_worse, two_heads_better: dict) -> b
     """Predict before you look (Claim F7): does the 1-head model translate worse than the 2-head one?
 
     two_heads_better: {seed: the 2-head model scores higher (train + held-out exact match)}; "worse" = on most seeds.
-    """
+    Used in notebook 04 §6."""
     if one_head_translates_worse is None:
         return not_answered("set one_head_translates_worse to True or False in the cell above the table, then re-run.")
     if not isinstance(one_head_translates_worse, bool):
@@ -208,7 +209,8 @@ def check_multi_head(fn) -> bool:
     """Exercise 2: fn(x_q, x_kv, W_q, W_k, W_v, W_o, n_heads, mask=None) -> multi-head attention output
     (B, Tq, d_model), queries from x_q, keys and values from x_kv, mask True = may attend (broadcastable to
     (B, H, Tq, Tk)), from four nn.Linear(d_model, d_model) layers; compared with the course's MultiHeadAttention given
-    the same weights on MH_CASES."""
+    the same weights on MH_CASES.
+    Used in notebook 04 (its Exercises section)."""
     if fn is None or not callable(fn):
         return feedback(
             False,
@@ -284,7 +286,8 @@ def check_multi_head(fn) -> bool:
 
 def check_mha_parameters(n_params, grows_with_heads) -> bool:
     """Exercise 3: parameters of MultiHeadAttention(64, H) (weights and biases of W^Q, W^K, W^V, W^O),
-    and whether that number grows with H."""
+    and whether that number grows with H.
+    Used in notebook 04 (its Exercises section)."""
     want = sum(p.numel() for p in MultiHeadAttention(D_MODEL, H).parameters())  # 4 * (64*64 + 64)
     if n_params is None and grows_with_heads is None:
         return not_answered("fill in n_params (a whole number) and grows_with_heads (True or False), then re-run.")

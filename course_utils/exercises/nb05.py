@@ -15,7 +15,8 @@ _LAYER_SIZES = ((64, 128), (32, 64), (16, 48), (128, 256))  # (d_model, d_ff): t
 
 def layer_count(d, f, decoder, *, bias=True, norms=2, w_o=True, ff_linears=2, cross=True) -> int:
     """Parameters of one layer from its parts (norms: numbers per LayerNorm in units of d_model, 2 = gain and
-    bias); the keyword arguments other than the defaults are the typical mistakes."""
+    bias); the keyword arguments other than the defaults are the typical mistakes.
+    Used in notebook 05 (an exercise)."""
     linear = d * d + (d if bias else 0)
     attention = (4 if w_o else 3) * linear
     ff = (d * f + (f if bias else 0)) + (f * d + (d if bias else 0)) * (ff_linears - 1)
@@ -48,7 +49,8 @@ def _built_layer_counts(d_model: int, d_ff: int) -> tuple[int, int]:
 
 def check_layer_parameters(layer_parameters) -> bool:
     """Exercise 1: layer_parameters(d_model, d_ff, decoder=False) counts one encoder (or decoder) layer's
-    parameters from its parts; tried on four sizes, both kinds, against parameter_counts of built models."""
+    parameters from its parts; tried on four sizes, both kinds, against parameter_counts of built models.
+    Used in notebook 05 (its Exercises section)."""
     if not callable(layer_parameters):
         return feedback(
             False, "", f"give your function layer_parameters itself (no brackets); got {layer_parameters!r}."
@@ -98,7 +100,8 @@ def check_layer_parameters(layer_parameters) -> bool:
 
 def check_emitting_row(row_word) -> bool:
     """Exercise 2: in 'we want to eat bread' (decoder input <bos> wir wollen brot essen), which row's query
-    produces the output word 'brot'?"""
+    produces the output word 'brot'?
+    Used in notebook 05 (its Exercises section)."""
     inputs = ["<bos>", "wir", "wollen", "brot", "essen"]
     outputs = ["wir", "wollen", "brot", "essen", "<eos>"]
     want = inputs[outputs.index("brot")]
@@ -148,7 +151,8 @@ def _as_pairs(labels):
 
 def check_shift_labels(shift_labels) -> bool:
     """Exercise 3: shift_labels(german) returns one 'input → output' label per decoder row when the decoder reads
-    the German sentence teacher-forced: inputs <bos> + words, outputs words + <eos>."""
+    the German sentence teacher-forced: inputs <bos> + words, outputs words + <eos>.
+    Used in notebook 05 (its Exercises section)."""
     if not callable(shift_labels):
         return feedback(False, "", f"give your function shift_labels itself (no brackets); got {shift_labels!r}.")
     for german in _SHIFT_CASES:
@@ -191,7 +195,8 @@ N_GERMAN = 41  # tokens in the German vocabulary, the specials included
 
 def check_first_loss(my_first_loss, first_loss: float) -> bool:
     """Section 3's prompt: the learner's guess of the untrained model's loss on the first batch, compared with the
-    loss the next cell computes. Right within 15 % of it or of the even-spread loss ln 41."""
+    loss the next cell computes. Right within 15 % of it or of the even-spread loss ln 41.
+    Used in notebook 05 §3 (its exercise)."""
     if my_first_loss is None:
         return not_answered(
             "write your guess (a number) into my_first_loss in the cell above, run it, then re-run this one."
@@ -235,7 +240,8 @@ def reference_step(
     model, opt, src, labels, *, bos=True, drop_last=True, zero_grad=True, ignore_pad=True, copy=False, axes="bt"
 ) -> float:
     """The reference step on (src, labels) (all flags default) and its typical mistakes; axes="tb" flattens the
-    scores position-major but the labels sentence-major, so each row of scores is scored against another word."""
+    scores position-major but the labels sentence-major, so each row of scores is scored against another word.
+    Used in notebook 05 (an exercise)."""
     loss_fn = nn.CrossEntropyLoss(ignore_index=0) if ignore_pad else nn.CrossEntropyLoss()
     if copy:  # the decoder reads the labels themselves and is asked for the same tokens
         dec_in, gold = labels, labels
@@ -364,7 +370,8 @@ def check_training_step(training_step) -> bool:
 
     Run twice (two batches) on a fresh seed-0 model and compared with the reference step: the returned losses and
     the new weights must agree; typical mistakes (copying, no <bos>, input one column too long, no zero_grad, no
-    ignore_index, no opt.step(), scores and labels on the wrong axes) get their own hint."""
+    ignore_index, no opt.step(), scores and labels on the wrong axes) get their own hint.
+    Used in notebook 05 (its Exercises section)."""
     if not callable(training_step):
         return feedback(False, "", f"give your function training_step itself (no brackets); got {training_step!r}.")
     losses, weights, error = _two_steps(training_step)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from course_utils.exercises import feedback, not_answered, python_loops
+from course_utils.exercises import feedback, no_function, not_answered, python_loops
 from course_utils.measures.clustering import PAIR, word_vector
 from course_utils.measures.similarity import cosine_distance, pairwise_spread, relative_distance
 
@@ -13,12 +13,11 @@ SHARED = ("we", "want", "to", "eat")  # the words both sentences of PAIR share (
 
 def check_pairwise_spread(fn) -> bool:
     """Exercise 1: fn(X (N, dim)) -> pairwise spread = mean pairwise Euclidean distance / mean vector length,
-    without a Python loop."""
+    without a Python loop.
+    Used in notebook 06 (its Exercises section)."""
     not_yet = "write the body of my_pairwise_spread(X) (it returns one number), then re-run it."
-    if fn is None:
-        return not_answered(not_yet)
-    if not callable(fn):
-        return feedback(False, "", "pass the function itself: check_pairwise_spread(my_pairwise_spread).")
+    if no_function(fn, not_yet, "pass the function itself: check_pairwise_spread(my_pairwise_spread)."):
+        return False
     rng = np.random.default_rng(6)
     cases = {
         "random vectors": rng.normal(size=(12, 8)),
@@ -72,7 +71,8 @@ def _compare(my_prediction, want) -> str:
 
 def check_most_changed_word(shifts, my_prediction=None) -> bool:
     """Exercise 2: shifts = {word: relative distance of its encoder layer-1 x1 between the two sentences, epoch 30,
-    seed 0} for the shared words; my_prediction (the word guessed to move most) is compared, not graded."""
+    seed 0} for the shared words; my_prediction (the word guessed to move most) is compared, not graded.
+    Used in notebook 06 (its Exercises section)."""
     from course_utils.training.zoo import load_standard_model
 
     if shifts is None:
@@ -118,7 +118,8 @@ def check_most_changed_word(shifts, my_prediction=None) -> bool:
 
 
 def head_shift(trace_a, trace_b, key: str, head: int, word: str = "eat") -> float:
-    """The reference for exercise 3: relative distance between `word`'s vectors of one head in two traces."""
+    """The reference for exercise 3: relative distance between `word`'s vectors of one head in two traces.
+    Used in notebook 06 (an exercise)."""
     return relative_distance(word_vector(trace_a, key, word, head), word_vector(trace_b, key, word, head))
 
 
@@ -138,12 +139,11 @@ def _head_cases():
 def check_head_shift(fn, my_prediction=None) -> bool:
     """Exercise 3: fn(trace_a, trace_b, key, head, word="eat") -> the relative distance between word's vectors of
     one head in two traces; my_prediction (0 or 1: the head of seed 4's encoder layer 1 whose x1 of 'eat' differs
-    more) is compared, not graded."""
+    more) is compared, not graded.
+    Used in notebook 06 (its Exercises section)."""
     not_yet = "write the body of my_head_shift (it returns one number), then re-run the cell."
-    if fn is None:
-        return not_answered(not_yet)
-    if not callable(fn):
-        return feedback(False, "", "pass the function itself: check_head_shift(my_head_shift, my_prediction).")
+    if no_function(fn, not_yet, "pass the function itself: check_head_shift(my_head_shift, my_prediction)."):
+        return False
     cases = _head_cases()
     for snaps, key, head in cases:
         a, b = (snaps[s] for s in PAIR)

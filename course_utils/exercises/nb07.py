@@ -20,7 +20,8 @@ FOUR_WORDS, FOUR_GERMAN = "we can eat apple", "wir können einen apfel essen"  #
 
 
 def no_pe_weights(sentence: str) -> np.ndarray:
-    """Encoder layer-0 attention weights (H, T, T) of the shipped no-PE model for one sentence."""
+    """Encoder layer-0 attention weights (H, T, T) of the shipped no-PE model for one sentence.
+    Used in notebook 07 (an exercise)."""
     from course_utils.inspect.tracing import run_with_trace
     from course_utils.training.zoo import load_standard_model
 
@@ -30,7 +31,8 @@ def no_pe_weights(sentence: str) -> np.ndarray:
 
 def check_moved_weights(moved) -> bool:
     """Exercise 2: moved(W_a, perm) turns the no-PE encoder layer-0 weights of "we can eat apple" into those of
-    MOVED, with perm[i] = where MOVED's i-th word sits in "we can eat apple"."""
+    MOVED, with perm[i] = where MOVED's i-th word sits in "we can eat apple".
+    Used in notebook 07 (its Exercises section)."""
     from course_utils.measures.probing import TOLERANCE, word_permutation
 
     old, new = "we can eat apple", MOVED
@@ -78,7 +80,8 @@ def check_moved_weights(moved) -> bool:
 
 
 def check_symmetry(answers) -> bool:
-    """Exercise 1: classify each item as "invariant", "equivariant" or "neither"."""
+    """Exercise 1: classify each item as "invariant", "equivariant" or "neither".
+    Used in notebook 07 (Three positional encodings)."""
     if not isinstance(answers, dict) or set(answers) != set(SYMMETRY):
         return feedback(False, "", f"answer with a dict that has exactly these keys: {list(SYMMETRY)}")
     if all(v is None for v in answers.values()):
@@ -98,7 +101,8 @@ def check_symmetry(answers) -> bool:
 
 
 def distinct_counts(sentence: str = FIVE_WORDS) -> dict[int, int]:
-    """The true answer of exercise 3: distinct translations over all orderings, per seed of the learned-PE model."""
+    """The true answer of exercise 3: distinct translations over all orderings, per seed of the learned-PE model.
+    Used in notebook 07 (an exercise)."""
     from course_utils.measures.probing import distinct_translations
     from course_utils.training.zoo import load_standard_model
 
@@ -108,7 +112,8 @@ def distinct_counts(sentence: str = FIVE_WORDS) -> dict[int, int]:
 def check_distinct(counts, one_each=None) -> bool:
     """Exercise 3: {seed: number of distinct German translations over the 120 orderings of FIVE_WORDS}.
     one_each: the learner's prediction, True if every seed gives a single translation for all 120 orderings;
-    judged once the counts are right."""
+    judged once the counts are right.
+    Used in notebook 07 (its Exercises section)."""
     if not isinstance(counts, dict) or set(counts) != set(SEEDS):
         return feedback(False, "", f"answer with a dict with the seeds {list(SEEDS)} as keys")
     if all(v is None for v in counts.values()):
@@ -140,7 +145,8 @@ def check_distinct(counts, one_each=None) -> bool:
 
 
 def check_orderings(my_orderings, model) -> bool:
-    """Prediction: of the 24 orderings of FOUR_WORDS, how many does `model` translate as FOUR_GERMAN?"""
+    """Prediction: of the 24 orderings of FOUR_WORDS, how many does `model` translate as FOUR_GERMAN?
+    Used in notebook 07 (What the models translate)."""
     from course_utils.measures.probing import distinct_translations
 
     if my_orderings is None:

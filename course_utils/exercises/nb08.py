@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from course_utils.exercises import feedback, names_used, not_answered, python_loops
+from course_utils.exercises import feedback, names_used, no_function, not_answered, python_loops
 
 MISLEADING_AGAIN = "i can eat bread book"  # exercise 3: the misleading sentence with another food
 MOVED_KEYS = {"encoder.0.self.x1": "can", "decoder.0.cross.x1": "kann"}  # exercise 2: key -> seed 0's mover
@@ -13,14 +13,13 @@ _CHECKED_KEYS = (*MOVED_KEYS, "encoder.1.layer_out", "decoder.1.layer_out")  # m
 
 def check_word_spread(fn) -> bool:
     """Exercise 1: my_word_spread(V) -> mean over pairs i < j of 1 - cos(V[i], V[j]), for V of shape (n, dim),
-    without a Python loop."""
+    without a Python loop.
+    Used in notebook 08 (its Exercises section)."""
     from course_utils.measures.similarity import mean_pairwise_cosine_distance
 
     not_yet = "write the body of my_word_spread(V) (it returns one number), then re-run the cell."
-    if fn is None:
-        return not_answered(not_yet)
-    if not callable(fn):
-        return feedback(False, "", "pass your function itself, e.g. check_word_spread(my_word_spread).")
+    if no_function(fn, not_yet, "pass your function itself, e.g. check_word_spread(my_word_spread)."):
+        return False
     rng = np.random.default_rng(0)
     cases = [
         rng.normal(size=(5, 64)),
@@ -69,7 +68,8 @@ def check_word_spread(fn) -> bool:
 
 
 def most_moved_words(seed_traces, key: str) -> dict[int, str]:
-    """{seed: the shared word with the largest word spread at `key`} for {seed: five-sentence traces}."""
+    """{seed: the shared word with the largest word spread at `key`} for {seed: five-sentence traces}.
+    Used in notebook 08 (an exercise)."""
     from course_utils.measures.probing import word_spread
 
     out = {}
@@ -83,15 +83,14 @@ def check_most_moved(fn, seed_traces, predicted_can=None, predicted_kann=None) -
     """Exercise 2: most_moved(traces, key) -> the shared word whose vectors move most across the sentences
     (largest word spread), written without probing's spread helpers; predicted_can / predicted_kann: the number
     of seeds (0-5) the learner guessed 'can' (encoder layer-0 X1) / 'kann' (cross-attention layer-0 X1) moves
-    most on (compared, not graded)."""
+    most on (compared, not graded).
+    Used in notebook 08 (its Exercises section)."""
     from course_utils.measures.probing import shared_positions, word_spread
     from course_utils.measures.tables import seed_verdict
 
     not_yet = "write the body of most_moved(traces, key) (it returns one word), then re-run the cell."
-    if fn is None:
-        return not_answered(not_yet)
-    if not callable(fn):
-        return feedback(False, "", "pass your function itself, e.g. check_most_moved(most_moved, seed_traces, ...).")
+    if no_function(fn, not_yet, "pass your function itself, e.g. check_most_moved(most_moved, seed_traces, ...)."):
+        return False
     helpers = names_used(fn, ("word_spread", "spread_table", "spread_pivot"))
     if helpers:
         return feedback(
@@ -138,7 +137,8 @@ def check_most_moved(fn, seed_traces, predicted_can=None, predicted_kann=None) -
 
 
 def kept_objects(sentence: str = MISLEADING_AGAIN) -> dict[int, str]:
-    """{seed: the English object whose German noun is in that seed's translation of `sentence`}."""
+    """{seed: the English object whose German noun is in that seed's translation of `sentence`}.
+    Used in notebook 08 (an exercise)."""
     from course_utils.core.model import translate
     from course_utils.training.zoo import SEEDS, load_standard_model
 
@@ -152,7 +152,8 @@ def kept_objects(sentence: str = MISLEADING_AGAIN) -> dict[int, str]:
 
 def check_kept_object(kept, my_prediction=None) -> bool:
     """Exercise 3: kept = {seed: "bread" or "book"}, the object each seed keeps in 'i can eat bread book';
-    my_prediction: the set of seeds the learner guessed keep 'book' (compared, not graded)."""
+    my_prediction: the set of seeds the learner guessed keep 'book' (compared, not graded).
+    Used in notebook 08 (its Exercises section)."""
     want = kept_objects()
     if kept is None:
         return not_answered("fill in kept = {seed: 'bread' or 'book'} from each seed's translation.")

@@ -27,7 +27,8 @@ DETECTED = {"encoder self": ("itself", "previous"), "decoder self": ("itself", "
 def detector_variant(batch, place: str, layer: int, head: int, mistake: str | None = None) -> dict[str, float]:
     """The detector's scores of one head, right (mistake None) or with a typical mistake:
     "padding" (every row and key of the padded batch), "next" (off by one: the key after the query),
-    "keys" (the aligned weight averaged over the aligned keys instead of summed), "bos" (decoder <bos> row kept)."""
+    "keys" (the aligned weight averaged over the aligned keys instead of summed), "bos" (decoder <bos> row kept).
+    Used in notebook 09 (an exercise)."""
     w_all = batch.weights[trace_key(place, layer, "weights")][:, head].double()  # (B, Tq, Tk)
     sums: dict[str, list[torch.Tensor]] = {}
     for b in range(len(batch.pairs)):
@@ -65,7 +66,8 @@ MISTAKES = {
 
 def check_head_detector(head_detector, batch) -> bool:
     """head_detector(batch, place, layer, head) -> {"itself": .., "previous": ..} (self-attention) or
-    {"aligned": ..} (cross), each the mean over every real query of every pair, as heads.head_statistics."""
+    {"aligned": ..} (cross), each the mean over every real query of every pair, as heads.head_statistics.
+    Used in notebook 09 §2 (its exercise)."""
     ready_made = names_used(head_detector, ("head_statistics",))
     if ready_made:
         return feedback(
@@ -163,7 +165,8 @@ def _calls_library_ov_map(fn) -> bool:
 
 def check_ov_map(ov_map_fn, model, prefix: str = "encoder.0.self") -> bool:
     """ov_map_fn(attn, head) -> W^V_h W^O_h (d_model, d_model), attn a MultiHeadAttention (e.g. model.encoder[0].self_attn);
-    compared with weight_maps.ov_map for every head of `prefix`."""
+    compared with weight_maps.ov_map for every head of `prefix`.
+    Used in notebook 09 §3 (its exercise)."""
     from course_utils.measures.weight_maps import attention_module as _mha
 
     if _calls_library_ov_map(ov_map_fn):
@@ -217,7 +220,8 @@ def check_ov_map(ov_map_fn, model, prefix: str = "encoder.0.self") -> bool:
 
 def check_uniform_prediction(my_prediction, table) -> bool:
     """my_prediction: the share (0..1) of training pairs still translated exactly with every encoder self-attention
-    row forced uniform; `table` is the interventions table (score_interventions)."""
+    row forced uniform; `table` is the interventions table (score_interventions).
+    Used in notebook 09 §4 (its exercise)."""
     if my_prediction is None:
         return not_answered(
             "write your guess into my_prediction (a share from 0 to 1) "
@@ -260,12 +264,14 @@ def _logits(model, pairs, patches):
 
 
 def reference_patches(layer: int = 0) -> dict:
-    """Both heads of decoder layer `layer` cross-attention removed (their x1 set to 0)."""
+    """Both heads of decoder layer `layer` cross-attention removed (their x1 set to 0).
+    Used in notebook 09 (an exercise)."""
     return {f"decoder.{layer}.cross.x1": lambda x1, name="": torch.zeros_like(x1)}
 
 
 def check_remove_cross_layer(patches, model, pairs) -> bool:
-    """patches: a tracing.patch dict that removes BOTH heads of decoder layer 0 cross-attention."""
+    """patches: a tracing.patch dict that removes BOTH heads of decoder layer 0 cross-attention.
+    Used in notebook 09 §4 (its exercise)."""
     if patches is None or (isinstance(patches, dict) and not patches):
         return not_answered("write the patches dict, then re-run this cell.")
     if not isinstance(patches, dict):

@@ -51,7 +51,8 @@ def _as_tensor(x) -> torch.Tensor | None:
 
 
 def check_previous_token_mass(fn) -> bool:
-    """fn(w) with w (H, T, T) -> (H,) the mean weight each head's queries 1..T-1 put on the key just before them."""
+    """fn(w) with w (H, T, T) -> (H,) the mean weight each head's queries 1..T-1 put on the key just before them.
+    Used in notebook 10 (an exercise)."""
     if not callable(fn):
         return feedback(False, "", "previous_token_mass must be a function of w (H, T, T).")
     for seed in range(3):
@@ -77,7 +78,8 @@ def check_previous_token_mass(fn) -> bool:
 
 
 def previous_token_head(model=None, sentences=None) -> tuple[int, int]:
-    """(layer, head) with the largest mean previous-token weight over `sentences` (default: the paraphrase set)."""
+    """(layer, head) with the largest mean previous-token weight over `sentences` (default: the paraphrase set).
+    Used in notebook 10 (an exercise)."""
     from course_utils.core.pretrained import load_minilm
     from course_utils.inspect.pretrained import record_sentences
     from course_utils.measures.pretrained import PARAPHRASES, head_masses
@@ -91,7 +93,8 @@ def previous_token_head(model=None, sentences=None) -> tuple[int, int]:
 
 
 def check_previous_token_head(fn, answer, model=None) -> bool:
-    """Exercise 2: the learner's detector is right, and `answer` = (layer, head) of the previous-token head."""
+    """Exercise 2: the learner's detector is right, and `answer` = (layer, head) of the previous-token head.
+    Used in notebook 10 §4 (its exercise)."""
     if not check_previous_token_mass(fn):
         return False
     if answer is None:
@@ -128,7 +131,8 @@ def _layer(prediction) -> int | None:
 
 def check_eat_layer_prediction(prediction, distances) -> bool:
     """`prediction`: "layer 0" or "layer 5" (or 0 / 5); `distances`: {layer: relative distance of eat's
-    layer output between the apple and the bread sentence}, as measured in the notebook."""
+    layer output between the apple and the bread sentence}, as measured in the notebook.
+    Used in notebook 10 §3 (its exercise)."""
     if prediction is None:
         return not_answered("set my_prediction to 'layer 0' or 'layer 5' above, then re-run.")
     layer = _layer(prediction)

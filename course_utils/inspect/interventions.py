@@ -3,8 +3,8 @@ word's row copied from another sentence's run.
 
     with patch(model, {"encoder.*.self.weights": uniform_attention}):   # each query: even over the keys it may see
         translate(model, "we eat bread")
-    patch(model, {"*.x1": ablate_head(0)})                               # head 0's output set to 0 before W_O
-    patch(model, {"encoder.1.layer_out": copy_row_from(other_trace, 3)})  # word 3's row from another sentence
+    patches = {"*.x1": ablate_head(0)}                                   # head 0's output set to 0 before W_O
+    patches = {"encoder.1.layer_out": copy_row_from(other_trace, 3)}     # word 3's row from another sentence's run
     next_word_log_probs(model, sentence, german, patches)                # (T, |German vocab|), teacher-forced
 
 Each patch function is fn(tensor, name) -> tensor; one that takes `mask` also gets the attention mask.

@@ -22,7 +22,7 @@ from course_utils.inspect.tracing import Trace, record
 def record_sentences(model: MiniLM, sentences, names=None) -> tuple[dict[str, torch.Tensor], Encoded]:
     """One padded forward pass of many sentences, recording hooked tensors (batch dim in front).
     Used in notebook 10 §4 (the 72 heads over 30 sentences)."""
-    batch = model._batch(sentences)
+    batch = model.as_encoded(sentences)
     with record(model, names) as cache:
         model(batch.ids, batch.token_types, batch.mask)
     return dict(cache), batch

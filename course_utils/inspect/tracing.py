@@ -1,6 +1,15 @@
 """Record and patch what happens inside attention (in the spirit of TransformerLens's hook points).
 
-Every intermediate tensor of the translator passes a `HookPoint` whose name is its trace key:
+    trace = run_with_trace(model, "we want to eat apple")   # a Trace: one sentence's tensors and their tokens
+    trace["encoder.0.self.weights"]                          # (H, Ts, Ts); trace.tokens(key) labels the rows
+    with record(model, "decoder.*.cross.weights") as cache:  # any forward pass; the batch dimension is kept
+        model(src, tgt_in)
+    with patch(model, {"*.x1": ablate_head(0)}):             # replace hooked tensors (inspect.interventions)
+        translate(model, "we eat bread")
+    cache, src_real, tgt_real = record_batch(model, pairs)   # many pairs in one padded pass
+
+Every intermediate tensor of the translator passes a `HookPoint` whose name is its trace key
+(`core.places.trace_key` builds them):
 
     {side}.embed                          token embedding + position       (T, d_model)
     {side}.{layer}.{place}.q_input        what enters W^Q                  (Tq, d_model)
@@ -38,7 +47,8 @@ from course_utils.core.places import HEAD_KINDS, KEY_KINDS, trace_key
 
 
 def hook_points(model) -> dict[str, HookPoint]:
-    """All named hook points of a model, by trace key."""
+    """All named hook points of a model, by trace key.
+    Used by record and patch (every trace and intervention of notebooks 02-10)."""
     return {m.name: m for m in model.modules() if isinstance(m, HookPoint)}
 
 
@@ -63,6 +73,7 @@ def record(model, names=None):
 
     `names`: trace keys or glob patterns ("decoder.*.cross.*"); default all. A later forward pass
     overwrites an earlier one. Hooks are removed on exit, even after an error.
+    Used in notebooks 04 §1 (one layer's hook points) and 05 §5 (the cross-attention of 198 sentences).
     """
     cache: dict[str, torch.Tensor] = {}
     handles = []
@@ -91,6 +102,7 @@ def patch(model, patches: dict):
 
     A function patched onto attention weights that takes a `mask` argument also gets the attention mask
     ((B, Tq, Tk) bool, True = the query may see the key), as `uniform_attention` does.
+    Taught in notebook 06 §3 (how it replaces a tensor); used in 08 (A number for "scatter"), 09 §4, 10 §7.
     """
     handles = []
 
@@ -119,7 +131,8 @@ def patch(model, patches: dict):
 
 @dataclass
 class Trace:
-    """Everything attention computed for one sentence pair, with the tokens each row belongs to."""
+    """Everything attention computed for one sentence pair, with the tokens each row belongs to.
+    Taught in notebook 05 §6 (What a training snapshot holds); used from notebook 02 §2 on."""
 
     src_tokens: list[str]  # English words (encoder positions)
     tgt_tokens: list[str]  # decoder input: <bos> + German words (decoder positions)
@@ -183,7 +196,8 @@ class Trace:
 
 @torch.no_grad()
 def record_forward(model: Translator, src: torch.Tensor, tgt_in: torch.Tensor, names=None) -> dict[str, torch.Tensor]:
-    """One teacher-forced forward pass in eval mode (restored afterwards), recording hooked tensors."""
+    """One teacher-forced forward pass in eval mode (restored afterwards), recording hooked tensors.
+    Used by run_with_trace and record_batch (every trace of notebooks 02-09)."""
     with eval_mode(model), record(model, names) as cache:
         model(src, tgt_in)
     return cache
@@ -192,7 +206,8 @@ def record_forward(model: Translator, src: torch.Tensor, tgt_in: torch.Tensor, n
 @torch.no_grad()
 def run_with_trace(model: Translator, sentence, target=None, names=None) -> Trace:
     """Trace one sentence. The decoder reads `target` (German words) if given, else the model's own
-    greedy translation (teacher forcing either way, so every decoder position is traced once)."""
+    greedy translation (teacher forcing either way, so every decoder position is traced once).
+    Used in notebooks 02 §2, 03 §6-§7, 04 §3, 05 §5 (which explains it), 06 §3, 07, 09 §1-§5."""
     words = tokenize(sentence)
     translation = translate(model, words)
     target_words = tokenize(target) if target is not None else translation
@@ -212,6 +227,7 @@ def record_batch(model: Translator, pairs, names="*.weights"):
 
     Returns (cache, src_real (B, Ts) bool, tgt_real (B, Tt) bool): the recorded tensors with the batch dimension
     in front, and which source / decoder-input positions (<bos> w1 ... wn) are real words, not padding.
+    Used in notebooks 03 §8, 04 §6, and by measures.attention_stats.trace_pairs (notebooks 03-05, 09).
     """
     device = next(model.parameters()).device
     src = pad_batch([encode_source(model.src_vocab, p.english, model.cfg.max_len) for p in pairs]).to(device)

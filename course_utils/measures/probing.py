@@ -104,7 +104,7 @@ def order_gaps(trace_a, trace_b, keys, head=None) -> pd.DataFrame:
     same word:     max |B - P·A|, A reordered to b's word order (0 means EQUIVARIANT: outputs only moved);
     same-word cos: the smallest cosine between a word's two vectors (1 = same direction).
 
-    Taught in notebook 07 (Q across the two sentences); used in 07 (K and V ..., Three positional encodings).
+    Taught in notebook 07 (Q across the two sentences); used in the rest of 07.
     """
     rows = []
     for key in keys:
@@ -185,7 +185,7 @@ def counterpart_stats(trace_a, trace_b, key: str, by: str = "word", head=None) -
 def seed_counterparts(pairs_by_seed: dict, keys, by: str = "word", head=None) -> pd.DataFrame:
     """`counterpart_stats` for every seed and key: {seed: (trace_a, trace_b)} -> rows (key, seed).
 
-    Used in notebook 07 for every B8 verdict (Q across the two sentences ... Three positional encodings).
+    Used in notebook 07 for every B8 verdict over the five seeds, from Q across the two sentences on.
     """
     rows = [
         {"key": key, "seed": seed, **counterpart_stats(a, b, key, by, head)}
@@ -258,6 +258,8 @@ def spread_table(traces, kinds=VECTOR_KINDS, head=None, n_layers: int | None = N
 
     kind "layer_out" is the layer's output (after attention, feed-forward and LayerNorm); on the
     decoder it belongs to the whole layer and is listed under both places.
+
+    Taught in notebook 08 (A number for "scatter").
     """
     if n_layers is None:
         n_layers = traces[0].n_layers
@@ -286,7 +288,10 @@ def spread_table(traces, kinds=VECTOR_KINDS, head=None, n_layers: int | None = N
 
 
 def spread_pivot(table: pd.DataFrame, value: str = "word spread", decimals: int | None = None) -> pd.DataFrame:
-    """Rows "encoder L0 self" ..., columns the kinds (rounded to `decimals` if given)."""
+    """Rows "encoder L0 self" ..., columns the kinds (rounded to `decimals` if given).
+
+    Used in notebook 08 (A number for "scatter").
+    """
     t = table.assign(where=table["side"] + " L" + table["layer"].astype(str) + " " + table["place"])
     order = list(dict.fromkeys(t["where"]))
     piv = t.pivot(index="where", columns="kind", values=value).loc[order, list(dict.fromkeys(t["kind"]))]
@@ -295,7 +300,10 @@ def spread_pivot(table: pd.DataFrame, value: str = "word spread", decimals: int 
 
 
 def spread(table: pd.DataFrame, side: str, layer: int, place: str, kind: str, value: str = "word spread") -> float:
-    """One number from spread_table."""
+    """One number from spread_table.
+
+    Used by tests/test_probing.py, to read single numbers of notebook 08's spread_table.
+    """
     sel = table[(table.side == side) & (table.layer == layer) & (table.place == place) & (table.kind == kind)]
     if len(sel) != 1:
         raise KeyError(f"no single row for {side} {layer} {place} {kind}")

@@ -1,4 +1,13 @@
-"""TODO training.files"""
+"""Save and load a trained course model without pickle.
+
+    save_course_model(result, "models/course_model_learned.pt")   # a TrainResult -> plain tensors and values
+    result = load_course_model(path)                               # the TrainResult back, model in eval mode
+
+A file holds the weights, both vocabularies, the model and training configs, the history and the snapshots
+(each Trace as a dict), and is read with torch.load(weights_only=True), never unpickling arbitrary objects.
+A file whose format version is not `course_utils.MODEL_FORMAT_VERSION` is refused (IncompatibleModelFileError).
+The shipped files in models/ are written and read through `training.zoo`.
+"""
 
 from __future__ import annotations
 
@@ -19,7 +28,8 @@ from course_utils.training.train import TrainConfig, TrainResult
 
 
 def save_course_model(result: TrainResult, path) -> None:
-    """Write weights, vocabularies, config, history and snapshots as plain tensors/values."""
+    """Write weights, vocabularies, config, history and snapshots as plain tensors/values.
+    Used by training.zoo.write_standard_models (`make models`: the files notebooks 02-09 load)."""
     m = result.model
     torch.save(
         {
@@ -39,7 +49,8 @@ def save_course_model(result: TrainResult, path) -> None:
 
 
 def load_course_model(path) -> TrainResult:
-    """Load a file written by `save_course_model`; a file of another format version is refused."""
+    """Load a file written by `save_course_model`; a file of another format version is refused.
+    Used by training.zoo.load_standard_model (every shipped model of notebooks 02-09)."""
     if not Path(path).is_file():
         raise FileNotFoundError(f"{path} does not exist (no such model file)")
     try:

@@ -1,12 +1,12 @@
-"""Deterministic training of the course translator, with trace snapshots of probe sentences.
+"""The deterministic training loop of the course translator, with trace snapshots of probe sentences.
 
-    result = course_model()              # the standard course model: ~3 s on 2 CPU cores
+    result = train(ModelConfig(), TrainConfig(seed=0))    # a TrainResult; `log` gets one line per epoch
     result.model, result.history, result.snapshots[30]["we want to eat apple"]
+    exact_match(result.model, load_pairs("heldout"))      # share of pairs translated word for word
 
 Same seed -> bit-identical weights on one machine (one thread, seeded init and shuffling); float64
-(`precision.py`) keeps two CPUs' weights within ~1e-11 of each other after 30 epochs.
-Saved files contain only tensors and plain Python values: `load_course_model` uses
-torch.load(weights_only=True), never pickle of arbitrary objects.
+(`core.precision`) keeps two CPUs' weights within ~1e-11 of each other after 30 epochs.
+The standard models are trained by `training.zoo.course_model` and saved by `training.files` (no pickle).
 """
 
 from __future__ import annotations
@@ -26,6 +26,9 @@ from course_utils.inspect.tracing import Trace, run_with_trace
 
 @dataclass(frozen=True)
 class TrainConfig:
+    """Epochs, batch size, Adam's learning rate, the seed, and the epochs at which snapshots are taken.
+    Used in notebooks 03 §8 and 05 §3 (the batch size and learning rate of the loop written out there)."""
+
     epochs: int = 30
     batch_size: int = 40
     lr: float = 4e-3
@@ -35,6 +38,9 @@ class TrainConfig:
 
 @dataclass
 class TrainResult:
+    """What `train` returns and `training.files` saves: the trained model, one history row per epoch, the snapshots.
+    Used in notebooks 02-09 (from training.zoo.load_seeds); 05 §3 and §6 read its history and snapshots."""
+
     model: Translator
     history: list[dict]  # one dict per epoch: epoch, loss, token_acc, and train_exact (None between snapshot epochs)
     snapshots: dict[int, dict[str, Trace]] = field(default_factory=dict)  # epoch -> sentence -> Trace
@@ -44,7 +50,8 @@ class TrainResult:
 
 @contextmanager
 def single_thread():
-    """Run torch on one thread inside the block (bit-for-bit reproducible), then restore."""
+    """Run torch on one thread inside the block (bit-for-bit reproducible), then restore.
+    Used in notebook 05 §3 (around the training loop written out)."""
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
@@ -54,7 +61,8 @@ def single_thread():
 
 
 def make_batches(model: Translator, pairs: list[Pair], batch_size: int, generator: torch.Generator):
-    """Shuffled (src (B, Ts), tgt (B, Tt+1)) batches; tgt is <bos> German <eos>, right-padded."""
+    """Shuffled (src (B, Ts), tgt (B, Tt+1)) batches; tgt is <bos> German <eos>, right-padded.
+    Taught in notebook 05 §3 (its source is printed there)."""
     order = torch.randperm(len(pairs), generator=generator).tolist()
     for i in range(0, len(order), batch_size):
         chunk = [pairs[j] for j in order[i : i + batch_size]]
@@ -64,18 +72,21 @@ def make_batches(model: Translator, pairs: list[Pair], batch_size: int, generato
 
 
 def exact_matches(model: Translator, pairs: list[Pair]) -> list[bool]:
-    """Per pair (one batched greedy decode): does the translation equal the reference word for word?"""
+    """Per pair (one batched greedy decode): does the translation equal the reference word for word?
+    Used by exact_match and measures.interventions.accuracy (notebooks 04 §6, 06 §3, 08, 09 §4)."""
     hyps = translate_batch(model, [p.english for p in pairs])
     return [h == p.german.split() for h, p in zip(hyps, pairs)]
 
 
 def exact_match(model: Translator, pairs: list[Pair]) -> float:
-    """Share of pairs whose greedy translation equals the reference word for word."""
+    """Share of pairs whose greedy translation equals the reference word for word.
+    Taught in notebook 05 §3 (written out) and §4 (checked); used in 05 §7, 07 (What the models translate)."""
     return sum(exact_matches(model, pairs)) / len(pairs)
 
 
 def snapshot(model: Translator, probes: dict[str, str | None]) -> dict[str, Trace]:
-    """Trace each probe sentence; the decoder reads the reference if there is one, else the model's output."""
+    """Trace each probe sentence; the decoder reads the reference if there is one, else the model's output.
+    Taught in notebook 05 §6 (What a training snapshot holds); its traces are read in 06 and 08."""
     return {s: run_with_trace(model, s, target=ref) for s, ref in probes.items()}
 
 
@@ -91,12 +102,13 @@ def train(
 
     Snapshots of `probes` (default: every probe sentence in data/probes.tsv) are taken at
     train_config.snapshot_epochs. `log` gets one short line per epoch (None: silent).
+    Taught in notebook 05 §3 (the loop written out gives the same weights bit for bit); used in 03 §8.
     """
     mcfg, tcfg = model_config or ModelConfig(), train_config or TrainConfig()
     pairs = load_pairs("train") if pairs is None else pairs
     probes = load_probes() if probes is None else probes
     start = time.perf_counter()
-    with single_thread(), course_precision():  # float64: the same weights on every CPU (precision.py)
+    with single_thread(), course_precision():  # float64: the same weights on every CPU (core.precision)
         src_vocab, tgt_vocab = build_vocabs(pairs)
         model = build_model(mcfg, src_vocab, tgt_vocab, seed=tcfg.seed)
         gen = torch.Generator().manual_seed(tcfg.seed)

@@ -1,4 +1,15 @@
-"""TODO training.zoo"""
+"""The standard course models shipped in models/: which kinds and seeds exist, loading them, retraining them.
+
+    course = load_standard_model()            # "learned", seed 0: the course model, a TrainResult (instant)
+    seeds = load_seeds("learned")             # {seed: TrainResult} for SEEDS = (0, 1, 2, 3, 4)
+    load_standard_model("saturated", 3)       # PyTorch's default init, seed 3 (notebook 03 §8)
+    course_model("one_head", 2)               # the same model trained again from scratch, deterministic
+
+STANDARD_MODELS: "learned" (the source blog's setting), "sinusoidal" and "none" (other positional encodings,
+seed 0 only; notebook 07), "one_head" (notebooks 04 §6, 09 §4) and "saturated" (notebook 03 §8).
+`make models` (python -m course_utils.training.zoo) retrains and rewrites every file;
+tests/test_shipped_models.py checks that the code reproduces them.
+"""
 
 from __future__ import annotations
 
@@ -36,7 +47,8 @@ def _check_standard(name: str, seed: int) -> tuple[ModelConfig, tuple[int, ...]]
 def standard_probes(name: str = "learned", seed: int = 0) -> dict[str, str | None]:
     """The probe sentences snapshotted at epochs 1, 15, 30 in a shipped file: every probe for seed 0 of the
     three positional-encoding models; the blog's context pair for the other seeds (small files); none for
-    the 1-head models (only their weights and history are needed)."""
+    the 1-head models (only their weights and history are needed).
+    Used by course_model: the shipped snapshots that notebooks 05 §6, 06 and 08 read."""
     _check_standard(name, seed)
     if name == "one_head":
         return {}
@@ -50,12 +62,15 @@ def course_model(name: str = "learned", seed: int = 0, log=None) -> TrainResult:
 
     name: "learned" (the source blog's setting), "sinusoidal", "none", "one_head" or "saturated"
     (see STANDARD_MODELS); seed: one of the shipped seeds.
+    Used by write_standard_models (`make models`); notebook 05 §3 trains the same model in the open.
     """
     cfg, _ = _check_standard(name, seed)
     return train(cfg, TrainConfig(seed=seed), probes=standard_probes(name, seed), log=log)
 
 
 def standard_model_path(name: str = "learned", seed: int = 0) -> Path:
+    """models/course_model_{name}.pt for seed 0, models/course_model_{name}_seed{seed}.pt for the other seeds.
+    Used by load_standard_model and write_standard_models (the files notebooks 02-09 load)."""
     _check_standard(name, seed)
     suffix = "" if seed == 0 else f"_seed{seed}"
     return Path(__file__).resolve().parents[2] / "models" / f"course_model_{name}{suffix}.pt"
@@ -66,6 +81,7 @@ def load_standard_model(name: str = "learned", seed: int = 0) -> TrainResult:
 
     The files were written by `course_model(name, seed)` (`make models`); tests/test_shipped_models.py
     retrains each one and checks that the code reproduces the file.
+    Used in notebooks 02 §2, 03 §6, 05 §3, 06 §3, 07 (Three positional encodings), 08 (The claims).
     """
     path = standard_model_path(name, seed)
     if not path.exists():
@@ -76,13 +92,15 @@ def load_standard_model(name: str = "learned", seed: int = 0) -> TrainResult:
 
 
 def load_seeds(name: str = "learned") -> dict[int, TrainResult]:
-    """{seed: TrainResult} for every shipped seed of a standard model (SEEDS for "learned")."""
+    """{seed: TrainResult} for every shipped seed of a standard model (SEEDS for "learned").
+    Used in notebooks 02 §2, 03 §7-§8, 04, 05 §5, 06, 07, 08 and 09: every verdict on five seeds."""
     _, seeds = _check_standard(name, 0)
     return {seed: load_standard_model(name, seed) for seed in seeds}
 
 
 def write_standard_models() -> None:
-    """Retrain and save every standard model and seed into models/."""
+    """Retrain and save every standard model and seed into models/.
+    Used by `make models` (python -m course_utils.training.zoo): the files notebooks 02-09 load."""
     for name, (_, seeds) in STANDARD_MODELS.items():
         for seed in seeds:
             result = course_model(name, seed)

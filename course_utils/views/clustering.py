@@ -1,4 +1,12 @@
-"""TODO views.clustering"""
+"""Notebook 06's figures: how far one word moves per kind and epoch, and its path in one shared projection.
+
+    plot_context_distance(context_distance_table(snaps))   # §3: relative distance of eat's two vectors, per place
+    plot_word_projection(snaps, word="eat", layer=0)       # §2, §5: a panel per kind, one PCA, eat's epoch path
+
+`check_projection_choices` turns every choice that cannot be drawn into a worded course error, the message the
+widget of §5 shows. The numbers are `measures.clustering` and `measures.projection`; the browser view of the
+projection is `views.clientside.word_path.word_path_view`.
+"""
 
 from __future__ import annotations
 
@@ -22,7 +30,10 @@ from course_utils.views.style import (
 
 
 def plot_context_distance(table: pd.DataFrame, word: str = "eat", sentences=PAIR):
-    """One panel per place: relative distance of the word's two vectors per kind, over epochs."""
+    """One panel per place: relative distance of the word's two vectors per kind, over epochs.
+
+    Used in notebook 06 §3.
+    """
     places = list(dict.fromkeys(table["place"]))
     fig, axes = plt.subplots(1, len(places), figsize=(3.2 * len(places) + 0.8, 3.4), sharey=True, squeeze=False)
     for ax, place in zip(axes[0], places):
@@ -65,7 +76,10 @@ def plot_context_distance(table: pd.DataFrame, word: str = "eat", sentences=PAIR
 
 
 def check_projection_choices(snapshots, kinds, epochs, layer, head, place, method, dims, sentences):
-    """Raise a worded course error (CourseInputError / ShapeError) for every choice that cannot be drawn."""
+    """Raise a worded course error (CourseInputError / ShapeError) for every choice that cannot be drawn.
+
+    Used by plot_word_projection, whose messages notebook 06 §5 shows.
+    """
     if not kinds:
         raise CourseInputError("choose at least one vector kind")
     unknown = [k for k in kinds if k not in VECTOR_KINDS]
@@ -155,7 +169,7 @@ def _draw_path(ax, Y, mine, sent_arr, ep_arr, sentences, colour, markers, styles
 
 
 def _place_path_labels(fig, texts, points, ax) -> None:
-    """probing.avoid_overlaps for path labels: each label tries the offsets pointing away from the other
+    """views.style.avoid_overlaps for path labels: each label tries the offsets pointing away from the other
     sentence's points (`_away_from`) first, so that it sits on its own path's side; then the same rules (free of
     labels and markers, inside `ax`; failing that, free of labels inside; failing that, free of labels)."""
 
@@ -224,6 +238,8 @@ def plot_word_projection(
 
     Per-head kinds (q, k, v, x1) and whole-layer kinds (out, layer_out) cannot share a projection when one head
     is chosen; that and every other choice that cannot be drawn raise a CourseInputError saying what to change.
+
+    Used in notebook 06 §2 and §5 (the widget).
     """
     kinds, epochs = tuple(dict.fromkeys(kinds)), tuple(sorted(int(e) for e in epochs))
     check_projection_choices(snapshots, kinds, epochs, layer, head, place, method, dims, sentences)

@@ -1,13 +1,13 @@
 """Four schematic diagrams of the course model, drawn in code (matplotlib patches, deterministic PNGs).
 
-    draw_attention_path("eat", ("we", "want", "to", "eat", "apple"), d_head=32)   one word's path x -> q, k, v -> output
-    draw_attention_places()                                                      the three places attention happens
-    draw_multi_head(seq_len=5, d_model=64, n_heads=2)                            split -> heads -> concat -> W^O, shapes
-    draw_layer("encoder") / draw_layer("decoder")                                one layer: sublayers, residuals, LayerNorm
+    draw_attention_places()                              # 02: the three places attention happens
+    draw_attention_path("eat", sentence, d_head=32)      # 03: one word's path x -> q, k, v -> output
+    draw_multi_head(seq_len=5, d_model=64, n_heads=2)    # 04: split -> heads -> concat -> W^O, with shapes
+    draw_layer("encoder") / draw_layer("decoder")        # 05: one layer: sublayers, residuals, LayerNorm
 
 Each returns a pyplot Figure of a fixed size (9 inches wide at 100 dpi, the notebook's ~900 px), so a cell ends with
-`plt.show()` like every plotting cell. The q/k/v boxes use `plotting.KIND_COLOURS`; the other colours are Okabe-Ito.
-What is drawn follows `course_utils.model` and `course_utils.attention`: post-norm layers
+`plt.show()` like every plotting cell. The q/k/v boxes use `views.style.KIND_COLOURS`; the other colours are
+Okabe-Ito. What is drawn follows `core.model` and `core.attention`: post-norm layers
 (x = LayerNorm(x + dropout(sublayer(x)))), cross-attention with queries from the decoder and keys and values from
 the encoder's output, W^Q, W^K, W^V, W^O each d_model -> d_model, heads of d_model // n_heads features.
 """
@@ -139,7 +139,10 @@ def _done(fig):
 # ---------------------------------------------------------------------------------------------------------------
 def draw_attention_path(word: str = "eat", sentence=("we", "want", "to", "eat", "apple"), d_head: int = 32):
     """One word's path through one attention head: x -> W^Q, W^K, W^V -> q, k, v; q·k_j/√d_h for every word j;
-    softmax over the keys (weights sum to 1); Σ_j weight_j · v_j -> the word's output."""
+    softmax over the keys (weights sum to 1); Σ_j weight_j · v_j -> the word's output.
+
+    Used in notebook 03 §2.
+    """
     sentence = tuple(sentence)
     if not sentence:
         raise ConfigError("sentence must hold at least one word")
@@ -241,7 +244,10 @@ def draw_attention_path(word: str = "eat", sentence=("we", "want", "to", "eat", 
 def draw_attention_places():
     """The course's encoder-decoder: encoder self-attention in every encoder layer; masked decoder self-attention and
     cross-attention in every decoder layer; cross-attention's queries come from the decoder, its keys and values from
-    the encoder's OUTPUT (its last layer), which enters the cross-attention of every decoder layer."""
+    the encoder's OUTPUT (its last layer), which enters the cross-attention of every decoder layer.
+
+    Used in notebook 02 §4.
+    """
     n_layers = ModelConfig().n_layers
     layer_h, gap = 2.3, 0.3
     height = 0.5 + 0.75 + n_layers * (layer_h + gap) + 1.05
@@ -328,7 +334,10 @@ def draw_attention_places():
 # ---------------------------------------------------------------------------------------------------------------
 def draw_multi_head(seq_len: int = 5, d_model: int = 64, n_heads: int = 2):
     """Multi-head attention with shapes: X (seq_len, d_model) -> W^Q, W^K, W^V -> split into n_heads heads of
-    (seq_len, d_head) -> attention in each head -> concatenation (seq_len, d_model) -> W^O -> output."""
+    (seq_len, d_head) -> attention in each head -> concatenation (seq_len, d_model) -> W^O -> output.
+
+    Used in notebook 04 §1.
+    """
     seq_len, d_model, n_heads = int(seq_len), int(d_model), int(n_heads)
     if seq_len < 1 or d_model < 1 or n_heads < 1:
         raise ConfigError(f"seq_len, d_model and n_heads must be positive; got {seq_len}, {d_model}, {n_heads}")
@@ -408,9 +417,12 @@ def draw_multi_head(seq_len: int = 5, d_model: int = 64, n_heads: int = 2):
 
 # ---------------------------------------------------------------------------------------------------------------
 def draw_layer(kind: str = "encoder"):
-    """One layer of the course model, in the order `model.EncoderLayer` / `model.DecoderLayer` apply it (post-norm):
+    """One layer of the course model, in the order `core.model.EncoderLayer` / `DecoderLayer` apply it (post-norm):
     for each sublayer, x = LayerNorm(x + dropout(sublayer(x))): the sublayer, dropout, the residual ⊕ (the skip
-    arrow carries x around the sublayer), then LayerNorm. The decoder has two attentions before its feed-forward."""
+    arrow carries x around the sublayer), then LayerNorm. The decoder has two attentions before its feed-forward.
+
+    Used in notebook 05 §2.
+    """
     if kind not in LAYER_KINDS:
         raise ConfigError(f"kind must be one of {list(LAYER_KINDS)}; got {kind!r}")
     if kind == "encoder":

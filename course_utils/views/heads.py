@@ -1,4 +1,12 @@
-"""TODO views.heads"""
+"""Notebooks 09 and 10's per-head figures: where each head looks by word role, what it prefers, where it looks.
+
+    plot_roles(batch, "cross", 1)                               # 09 §2: one panel per head, by word role
+    plot_vocab_scores(tables, ["head 0", "head 1"])             # 09 §3: which key word each query word prefers
+    plot_head_grid(head_masses(cache, lengths, n_layers))       # 10 §4: layers x heads, one panel per measure
+
+The numbers are `measures.attention_stats.role_attention`, `measures.weight_maps.vocab_scores` and
+`measures.pretrained.head_masses`.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +21,10 @@ from course_utils.views.style import fixed_layout
 
 
 def plot_head_grid(table: pd.DataFrame, measures=HEAD_MEASURES, title: str = ""):
-    """One small layers × heads panel per measure of `head_masses`, one shared colour bar (0..1)."""
+    """One small layers × heads panel per measure of `head_masses`, one shared colour bar (0..1).
+
+    Used in notebook 10 §4.
+    """
     import matplotlib.pyplot as plt
 
     n_layers = table.index.get_level_values("layer").nunique()
@@ -37,7 +48,10 @@ def plot_head_grid(table: pd.DataFrame, measures=HEAD_MEASURES, title: str = "")
 
 
 def plot_roles(batch: BatchTrace, place: str, layer: int):
-    """One panel per head: role_attention as a heatmap."""
+    """One panel per head: role_attention as a heatmap.
+
+    Used in notebook 09 §2.
+    """
     tables = [role_attention(batch, place, layer, h) for h in range(batch.n_heads)]
     ylabel = {
         "encoder self": "query: English word's role",
@@ -57,7 +71,10 @@ def plot_roles(batch: BatchTrace, place: str, layer: int):
 
 
 def plot_vocab_scores(tables: list[pd.DataFrame], titles: list[str], suptitle: str = ""):
-    """One panel per head: the vocabulary's scores, each row minus its mean (what softmax sees), one colour bar."""
+    """One panel per head: the vocabulary's scores, each row minus its mean (what softmax sees), one colour bar.
+
+    Used in notebook 09 §3.
+    """
     import matplotlib.pyplot as plt
 
     centred = [t.to_numpy() - t.to_numpy().mean(1, keepdims=True) for t in tables]

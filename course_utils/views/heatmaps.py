@@ -1,7 +1,13 @@
-"""Plain plotting functions used by every notebook (widgets wrap these; they never call plt.show()).
+"""The course's heatmaps: one word-labelled heatmap, panels of them, and the attention heatmaps of a Trace.
 
-Each function draws on a given `ax` (or makes a new figure) and returns the Figure, so a notebook
-cell ends with `plt.show()` and nbval sees no stray reprs.
+    heatmap(M, rows, cols, title="...")          # 01, 03, 10: annotated, words on both axes
+    show_heatmaps([A, B], rows, cols, titles)    # 01-03: panels side by side, one colour bar (like d2l's)
+    plot_attention(trace, "cross", 1)            # 04, 05, 09, 10: one place and layer, one panel per head
+    plot_model_view(trace)                       # 03, 05: every layer, place and head of one sentence
+
+`heatmap` draws on a given `ax` or a new figure; every function returns the Figure and never calls plt.show(), so
+a notebook cell ends with `plt.show()` and nbval sees no stray reprs, and a widget can wrap any of them. The
+browser versions are `views.clientside.heatmap` and `views.clientside.attention`.
 """
 
 from __future__ import annotations
@@ -31,7 +37,10 @@ def heatmap(
     cbar_label: str | None = None,
 ):
     """Annotated, word-labelled heatmap (the look of seaborn's heatmap, drawn with imshow: fast enough
-    for widgets). matrix (rows, cols)."""
+    for widgets). matrix (rows, cols).
+
+    Used in notebooks 01 (More dimensions keep more topics apart), 03 §2, §5 and 10 §7.
+    """
     m = as_numpy(matrix)
     if m.shape != (len(row_labels), len(col_labels)):
         raise ValueError(f"matrix {m.shape} does not fit {len(row_labels)} row and {len(col_labels)} column labels")
@@ -83,7 +92,10 @@ def show_heatmaps(
     **kwargs,
 ):
     """Several heatmaps side by side with shared labels (like d2l's show_heatmaps). matrices (n, rows, cols).
-    One colour bar for all panels (one scale, 0..1 unless vmin/vmax say otherwise); panels stay the same size."""
+    One colour bar for all panels (one scale, 0..1 unless vmin/vmax say otherwise); panels stay the same size.
+
+    Used in notebooks 01 (Six sentences as arrows), 02 §1, §2 and 03 §7.
+    """
     matrices = [as_numpy(m) for m in matrices]
     n = len(matrices)
     ncols = ncols or n
@@ -113,7 +125,10 @@ def show_heatmaps(
 
 
 def decoder_row_labels(tgt_tokens: list[str], produced: list[str]) -> list[str]:
-    """Decoder query rows are the inputs <bos> w1..wn; the row at input i produces word i+1: 'wir → wollen'."""
+    """Decoder query rows are the inputs <bos> w1..wn; the row at input i produces word i+1: 'wir → wollen'.
+
+    Taught in notebook 05 §5 (Reading the decoder rows: a shift by one).
+    """
     made = list(produced) + ["<eos>"]
     return [f"{t} → {made[i]}" for i, t in enumerate(tgt_tokens)]
 
@@ -121,7 +136,10 @@ def decoder_row_labels(tgt_tokens: list[str], produced: list[str]) -> list[str]:
 def plot_model_view(trace, title: str = ""):
     """Every layer (rows) x place and head (columns) of one Trace in one figure, like BertViz's model view:
     the attention weights of the whole model for one sentence at a glance (one colour scale, 0..1).
-    Decoder rows are labelled "input → word it produces"."""
+    Decoder rows are labelled "input → word it produces".
+
+    Used in notebooks 03 §8 and 05 §5.
+    """
     n_layers = trace.n_layers
     n_heads = trace["encoder.0.self.weights"].shape[0]
     ncols = len(PLACES) * n_heads
@@ -156,7 +174,10 @@ def plot_attention(trace, place: str = "encoder self", layer: int = 0, heads="al
     """The course's attention heatmap: the weights of one place and layer of a Trace, one panel per head
     (heads "all", an int or a list), labelled with the right tokens; decoder rows say which word they produce
     ("input → output": the row of decoder input i is the query that produces word i+1). `title`: a suptitle;
-    `panel_titles`: one title per head instead of "cross-attention, layer 1, head 0"."""
+    `panel_titles`: one title per head instead of "cross-attention, layer 1, head 0".
+
+    Used in notebooks 04 §2, 05 §5, 09 §1, §5 and 10 §4.
+    """
     key = trace_key(place, layer, "weights")
     side = key.split(".")[0]
     if key not in trace.keys():

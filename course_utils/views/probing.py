@@ -1,4 +1,12 @@
-"""TODO views.probing"""
+"""Notebooks 07 and 08's figures: word order as 1 − cosine, how far a word's q, k, v move, the five sentences.
+
+    plot_word_order(word_order_traces(model), 0, "q")        # 07: 1 − cosine of the two orders' vectors, log scale
+    plot_same_word_distance(cos_min)                         # 07: how much a word's q, k, v change when it moves
+    plot_five(traces, place=["encoder self", "cross"])       # 08: the five sentences in one shared projection
+
+The numbers are `measures.probing`; the browser views are `views.clientside.word_order` and
+`views.clientside.five`.
+"""
 
 from __future__ import annotations
 
@@ -31,10 +39,12 @@ def plot_word_order(
 
     0 means the same direction; a log colour scale (from 0.001, below which a cell counts as 0) makes 0.025
     (cos 0.975) and 0.000 (cos 1.000) look different. `traces` is the pair (trace_a, trace_b) from
-    `word_order_traces`; `label` (e.g. "learned") starts the title as "<label> PE: ...". With cbar=False the
-    panel gets no colour bar and the figure's layout is left to the caller: several panels on one figure then
-    share one bar, `fig.colorbar(axes[0].images[0], ax=axes, label=DISTANCE_LABEL)` (every panel has the same
-    scale).
+    `measures.probing.word_order_traces`; `label` (e.g. "learned") starts the title as "<label> PE: ...". With
+    cbar=False the panel gets no colour bar and the figure's layout is left to the caller: several panels on one
+    figure then share one bar, `fig.colorbar(axes[0].images[0], ax=axes, label=DISTANCE_LABEL)` (every panel has
+    the same scale).
+
+    Used in notebook 07 (Explore).
     """
     key = trace_key(place, layer, kind)
     if kind in ("weights", "scores"):
@@ -83,7 +93,10 @@ def plot_same_word_distance(cos_min: pd.DataFrame, floor: float = 1e-6):
 
     cos_min: rows the trace keys "encoder.{layer}.self.{q,k,v}", columns the positional encodings (the
     "same word min cos" of order_gaps per model). One panel per layer, bars coloured by vector kind; values below
-    `floor` (float noise: no positional encoding) are drawn at the floor and labelled "≈0"."""
+    `floor` (float noise: no positional encoding) are drawn at the floor and labelled "≈0".
+
+    Used in notebook 07 (Three positional encodings).
+    """
     layers = sorted({layer_of(k) for k in cos_min.index})
     kinds = [k for k in VECTOR_KINDS if any(key.endswith(f".{k}") for key in cos_min.index)]
     fig, axes = plt.subplots(1, len(layers), figsize=(4.6 * len(layers), 3.6), sharey=True, squeeze=False)
@@ -128,6 +141,8 @@ def plot_five(
     and one label per word; where a word's five markers fall on one spot its vectors hardly move. Other tokens
     of that kind are faint dots; the other kinds are light grey dots behind, for orientation. `label` (e.g.
     "seed 0") starts the title.
+
+    Used in notebook 08 (The vectors we compare; A number for "scatter").
     """
     places = [place] if isinstance(place, str) else list(place)
     P, meta = five_projection(traces, places, layer, kinds, head, method, unit)

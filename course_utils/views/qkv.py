@@ -1,4 +1,10 @@
-"""TODO views.qkv"""
+"""Notebook 02's picture of one word's q, k and v, and notebook 04's singular values before and after training.
+
+    plot_word_qkv(model, "we want to eat apple", "eat")   # 02: q, k, v of a word, a 3 x d_model heatmap
+    plot_singular_values(spectra, band=band)              # 04 §5: trained / initial singular value per direction
+
+The numbers of the first are `measures.qkv.word_qkv`, its browser view `views.clientside.word_qkv.word_qkv_view`.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +17,10 @@ from course_utils.views.style import KIND_COLOURS, fixed_layout
 
 def plot_word_qkv(model, sentence="we want to eat apple", word: str = "eat", layer: int = 0):
     """The widget view of notebook 02: the whole-layer q, k and v of one word (d_model numbers each) as a
-    3 x d_model heatmap, one row per layer (encoder self-attention)."""
+    3 x d_model heatmap, one row each for q, k and v (encoder self-attention of `layer`), labelled with its length.
+
+    Used in notebook 02 (Try it: q, k and v of a word).
+    """
     M, note = word_qkv(model, sentence, word, layer)
     m = M.numpy()
     lim = float(np.abs(m).max())
@@ -33,8 +42,10 @@ def plot_singular_values(
 
     spectra: {"<name> trained": s, "<name> init": s0, ...} (singular values, largest first), e.g. "$W^Q$ trained";
     one panel per name (equal sizes, shared log y axis), a line at 1 (= unchanged), and the weak directions of the
-    initial matrix (below 10 % of its largest singular value) shaded. band: optional {"<name>": (low, high)} per-direction
-    ratios drawn as a light range behind the line (e.g. over seeds), labelled band_label.
+    initial matrix (below 10 % of its largest singular value) shaded. band: optional {"<name>": (low, high)}
+    per-direction ratios drawn as a light range behind the line (e.g. over seeds), labelled band_label.
+
+    Used in notebook 04 §5.
     """
     import re
 

@@ -1,4 +1,10 @@
-"""TODO views.scaling"""
+"""Notebook 03's scale picture: softmax weights of random queries, and the histogram of their scaled scores.
+
+    plot_scaling(64, "√d")    # d = 64, q·k divided by √d; "1" and "d" are the other divisors
+
+The numbers are `measures.attention_stats` (random_scores, stats_of_scores); the browser view of every d and
+divisor, the notebook's scale slider, is `views.clientside.scaling.scaling_view`.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +19,8 @@ def plot_scaling(d: int = 64, divide_by: str = "√d", n_rows: int = 5, n_keys: 
     """Left: softmax weights of a few random queries over 8 random keys; right: histogram of the scaled scores.
 
     Drawn with plain imshow (not seaborn) so that the scale slider re-renders quickly.
+
+    Used in notebook 03 §4.
     """
     divisor = divisor_value(d, divide_by)
     scores = random_scores(d, n_keys=n_keys) / divisor  # (2000, n_keys)

@@ -1,4 +1,12 @@
-"""TODO views.style"""
+"""The course's look, shared by every figure: kind colours, sentence markers, fixed layouts and the one label placer.
+
+    KIND_COLOURS["q"]                          # one Okabe-Ito colour per vector kind (core.places.VECTOR_KINDS)
+    fixed_layout(fig, left=0.1, right=0.95)    # margins set once: a widget saves the figure in one draw
+    avoid_overlaps(fig, texts, points, ax)     # move labels off each other, off the markers, into the panel
+
+SENTENCE_MARKERS gives each sentence of a figure its marker shape (`views.clustering`, `views.probing`), and
+LABEL_OFFSETS the places a label may take around its point. `as_numpy` lets every view take tensors or arrays.
+"""
 
 from __future__ import annotations
 
@@ -21,8 +29,10 @@ def avoid_overlaps(fig, texts, points=(), ax=None, order=None) -> None:
     """Move each label to the first of a few offsets around its anchor where it overlaps no earlier label, no
     marker (`points`, data coordinates) and stays inside `ax`; failing that, inside `ax` free of labels; failing
     that, the first place free of labels. `order(t)`, when given, returns the offsets to try for label `t`, best
-    first (default `LABEL_OFFSETS`); nowhere free, the label keeps the first of them. The one label placer of
-    `plot_five` (notebooks 07, 08) and `clustering.plot_word_projection` (notebook 06)."""
+    first (default `LABEL_OFFSETS`); nowhere free, the label keeps the first of them. The one label placer.
+
+    Used by views.clustering.plot_word_projection (notebook 06 §2) and views.probing.plot_five (notebook 08).
+    """
     renderer = fig.canvas.get_renderer()
     r = 4.5 * fig.dpi / 72  # a marker's radius in pixels
     dots = (
@@ -62,11 +72,18 @@ KIND_COLOURS = dict(zip(VECTOR_KINDS, ("#0072B2", "#E69F00", "#009E73", "#CC79A7
 
 def fixed_layout(fig, **margins):
     """fig.subplots_adjust(**margins), and mark the layout as final: a widget then saves the figure as it
-    is, in one draw (course_utils.widgets.figure_png), instead of cropping it with a second draw."""
+    is, in one draw (views.widgets.figure_png), instead of cropping it with a second draw.
+
+    Used by the fixed-size figures of views, e.g. views.vectors.plot_pair (notebook 01) and views.diagrams.
+    """
     fig.subplots_adjust(**margins)
     fig.set_layout_engine(PlaceHolderLayoutEngine(adjust_compatible=True, colorbar_gridspec=True))
     return fig
 
 
 def as_numpy(x) -> np.ndarray:
+    """A tensor (detached, on the CPU) or anything array-like as a NumPy array.
+
+    Used by views.heatmaps for every heatmap (notebooks 01-05, 09, 10).
+    """
     return x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else np.asarray(x)

@@ -1,4 +1,9 @@
-"""TODO views.training"""
+"""Notebook 05's training curve.
+
+    plot_loss(course.history)    # loss per epoch (log scale) and token accuracy on a second axis
+
+A history is what `training.train.train` records: one dict per epoch with "epoch", "loss" and "token_acc".
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,10 @@ import matplotlib.pyplot as plt
 
 
 def plot_loss(history, ax=None, title: str = "Training loss per epoch"):
-    """Loss (and token accuracy on a second axis) from a training history."""
+    """Loss (and token accuracy on a second axis) from a training history.
+
+    Used in notebook 05 §3.
+    """
     if ax is None:
         _, ax = plt.subplots(figsize=(6.5, 3.5))
     epochs = [h["epoch"] for h in history]

@@ -1,11 +1,13 @@
-"""Notebook 01: sentences as small vectors, dot products and cosine similarity.
+"""Notebook 01's figures: sentences as arrows, two of them with their dot product and cosine, nine in 3-D.
 
-    M = dot_matrix(SENTENCES_2D)                     # (6, 6) all pairwise dot products
-    topic_check(M, SENTENCES_2D)                     # does every sentence score highest with its own topic?
-    plot_sentence_vectors(SENTENCES_2D); plot_pair("eat apple", "read book")
+    plot_sentence_vectors(SENTENCES_2D)     # six arrows from the origin, coloured by topic
+    plot_pair("eat apple", "read book")     # the pair view: dot product, cosine and angle in the title
+    plot_vectors_3d(SENTENCES_3D)           # nine 3-D arrows, one axis per topic
+    colour_ticks(fig, SENTENCES_2D)         # a heatmap's sentence labels coloured by topic
 
-The three 2-D values of the source blog (eat apple, eat bread, read book) are kept exactly; the other
-three 2-D values and all 3-D values are the course's own choice (plausible, not measured).
+The vectors are `core.toys.SENTENCES_2D` and `SENTENCES_3D` (three 2-D values from the source blog, the rest the
+course's own choice); the numbers are `measures.sentence_vectors` and `measures.similarity`; the pair view in the
+browser is `views.clientside.pair.pair_view`.
 """
 
 from __future__ import annotations
@@ -46,7 +48,10 @@ def _frame(ax, title, lim=1.05):
 
 
 def plot_sentence_vectors(vectors: dict | None = None, *, ax=None, title: str = "Six sentences as 2-D vectors"):
-    """Arrows from the origin, one per sentence, coloured by topic and labelled."""
+    """Arrows from the origin, one per sentence, coloured by topic and labelled.
+
+    Used in notebook 01 (Six sentences as arrows).
+    """
     vectors = SENTENCES_2D if vectors is None else vectors
     if ax is None:
         _, ax = plt.subplots(figsize=(5.2, 5.2))
@@ -57,7 +62,10 @@ def plot_sentence_vectors(vectors: dict | None = None, *, ax=None, title: str = 
 
 
 def plot_pair(first: str, second: str, vectors: dict | None = None):
-    """The widget view: all sentences faded, the chosen two bold, their dot product and cosine in the title."""
+    """The widget view: all sentences faded, the chosen two bold, their dot product and cosine in the title.
+
+    Used in notebook 01 (Try it: pick two sentences).
+    """
     vectors = SENTENCES_2D if vectors is None else vectors
     a, b = sentence_vector(first, vectors), sentence_vector(second, vectors)
     fig, ax = plt.subplots(figsize=(4.6, 4.6))
@@ -86,6 +94,8 @@ def plot_vectors_3d(
     reading = dim 3), so the name sits next to that topic's arrows. The default view (elev 35°, azim -12°) is the one,
     of a 2° grid, that keeps every pair of arrows at least 4° apart on screen while no topic's arrows point at the
     reader (tests/test_vectors.py measures it). Within a topic the word labels are pushed apart sideways.
+
+    Used in notebook 01 (More dimensions keep more topics apart).
     """
     from mpl_toolkits.mplot3d import proj3d
 
@@ -146,12 +156,18 @@ def plot_vectors_3d(
 
 
 def topic_palette(vectors: dict) -> list[str]:
-    """One colour per sentence (by topic), e.g. for tick labels."""
+    """One colour per sentence (by topic), e.g. for tick labels.
+
+    Used by colour_ticks (notebook 01, Six sentences as arrows).
+    """
     return [TOPIC_COLOURS.get(topic(s), "black") for s in vectors]
 
 
 def colour_ticks(fig, vectors: dict) -> None:
-    """Colour a heatmap's tick labels by topic (every axes of `fig` that has sentence tick labels)."""
+    """Colour a heatmap's tick labels by topic (every axes of `fig` that has sentence tick labels).
+
+    Used in notebook 01 (Six sentences as arrows; More dimensions keep more topics apart).
+    """
     colours = dict(zip(vectors, topic_palette(vectors)))
     for ax in fig.axes:
         for lab in ax.get_xticklabels() + ax.get_yticklabels():

@@ -12,7 +12,10 @@ bbox_inches="tight" draws every figure twice), and every view is kept per choice
 to a view shows it at once. The plot functions must therefore depend only on their arguments: after
 changing the data a widget shows, re-run the widget's cell (or call `ui.clear_cache()`).
 
-Messages: a `course_utils.errors.CourseInputError` is a deliberate message, worded by the course for the
+The notebooks build widgets only where a view needs a running kernel (06 §5, 08, 09 §5, 10 §4); a view whose
+choices are finite is drawn in the browser instead (`views.clientside`).
+
+Messages: a `core.errors.CourseInputError` is a deliberate message, worded by the course for the
 learner; any other exception (numpy's "all input arrays must have the same shape", ...) is accidental. Both show
 as one line (HTML with normal word wrapping, plus a text/plain form), never a traceback; `render` returns the
 message, a `Message` (a str) whose `.deliberate` says which it was.
@@ -46,7 +49,10 @@ _BUILT: list = []  # every ui interactive_plot built since the last clear_built(
 
 class Message(str):
     """The one-line message a widget shows instead of a view; `.deliberate` is True for a CourseInputError (the
-    course's own words) and False for any other exception (an accident: words from numpy, torch, ...)."""
+    course's own words) and False for any other exception (an accident: words from numpy, torch, ...).
+
+    Used by render and drive, for the widgets of notebooks 06 §5, 08, 09 §5 and 10 §4.
+    """
 
     deliberate: bool
 
@@ -61,7 +67,10 @@ def figure_png(fig: Figure) -> bytes:
 
     A figure with a layout engine (course plots use "tight") is laid out while it is drawn, so it is
     saved as it is: one draw. Any other figure is saved with bbox_inches="tight", like the inline
-    backend, which costs a second draw."""
+    backend, which costs a second draw.
+
+    Used by render for every figure a widget shows (notebooks 06 §5, 08, 09 §5, 10 §4).
+    """
     buf = io.BytesIO()
     tight = None if fig.get_layout_engine() is not None else "tight"
     fig.savefig(buf, format="png", dpi=fig.dpi, bbox_inches=tight, facecolor="white", pil_kwargs={"compress_level": 1})
@@ -86,7 +95,10 @@ def _view(plot_fn, choices: dict):
 
 def show_message(message: str) -> None:
     """Display a message as HTML that wraps between words only (JupyterLab's stdout style breaks lines anywhere,
-    also in the middle of a word), with the same text as text/plain for consoles and tests."""
+    also in the middle of a word), with the same text as text/plain for consoles and tests.
+
+    Used by render for a widget's one-line message (notebooks 06 §5, 08, 09 §5, 10 §4).
+    """
     style = "white-space: normal; word-break: normal; overflow-wrap: break-word; margin: 0.4em 0"
     html_text = f'<div class="course-widget-message" style="{style}">{html.escape(message)}</div>'
     display({"text/plain": str(message), "text/html": html_text}, raw=True)
@@ -96,7 +108,10 @@ def render(plot_fn, choices: dict, out: widgets.Output, cache: OrderedDict | Non
     """Show plot_fn(**choices) in `out`. Returns the message shown on failure (a `Message`), else None.
 
     With a `cache` (an OrderedDict), successful views are kept by their choices (least recently used
-    dropped beyond CACHE_SIZE) and shown again without calling plot_fn."""
+    dropped beyond CACHE_SIZE) and shown again without calling plot_fn.
+
+    Used by interactive_plot on every change of a control (notebooks 06 §5, 08, 09 §5, 10 §4).
+    """
     key = _key(choices) if cache is not None else None
     with out:  # anything plot_fn prints lands in the widget's output too
         out.clear_output(wait=True)
@@ -132,7 +147,10 @@ NOT_RUNNING = "Interactive view: run this cell to use its controls. Until then, 
 
 
 class CourseWidget(widgets.VBox):
-    """The box interactive_plot returns: a VBox whose plain-text form is NOT_RUNNING instead of its repr."""
+    """The box interactive_plot returns: a VBox whose plain-text form is NOT_RUNNING instead of its repr.
+
+    Used by interactive_plot (notebooks 06 §5, 08, 09 §5, 10 §4).
+    """
 
     def _repr_mimebundle_(self, **kwargs):
         data = super()._repr_mimebundle_(**kwargs)
@@ -146,7 +164,10 @@ def interactive_plot(plot_fn, controls: dict, *, layout: str = "row", cache: boo
 
     The descriptions get one width, so labels line up when the row wraps; the plot stays right below the controls.
     layout: "row" or "column" (kept for older calls; both give the compact row). cache=True keeps each view per
-    choice (see the module docstring); ui.clear_cache() empties it. ui.message is the message shown now (or None)."""
+    choice (see the module docstring); ui.clear_cache() empties it. ui.message is the message shown now (or None).
+
+    Used in notebooks 06 §5, 08 (The vectors we compare), 09 §5 and 10 §4.
+    """
     if layout not in LAYOUTS:
         raise CourseInputError(f"layout must be one of {list(LAYOUTS)}; got {layout!r}")
     out = widgets.Output()
@@ -180,7 +201,10 @@ def interactive_plot(plot_fn, controls: dict, *, layout: str = "row", cache: boo
 
 def controls_box(controls: list) -> widgets.Box:
     """The controls in one row that wraps onto more rows when narrow (never a tall column), with one description
-    width for all, so that labels line up."""
+    width for all, so that labels line up.
+
+    Used by interactive_plot (notebooks 06 §5, 08, 09 §5, 10 §4).
+    """
     labelled = [w for w in controls if getattr(w, "description", "") and hasattr(w.style, "description_width")]
     if labelled:
         width = f"{0.6 * max(len(w.description) for w in labelled) + 0.6:.1f}em"
@@ -192,52 +216,65 @@ def controls_box(controls: list) -> widgets.Box:
     return widgets.Box(controls, layout=widgets.Layout(display="flex", flex_flow="row wrap", align_items="flex-start"))
 
 
+def _labelled(description: str) -> dict:
+    """The keyword arguments every control shares: its label, shown at its full width."""
+    return {"description": description, "style": {"description_width": "initial"}}
+
+
 def dropdown(options, value=None, description: str = "") -> widgets.Dropdown:
+    """A drop-down menu of `options`, showing `value` first (default: the first option).
+
+    Used in notebooks 06 §5, 08 (The vectors we compare), 09 §5 and 10 §4.
+    """
     options = list(options)
-    return widgets.Dropdown(
-        options=options,
-        value=options[0] if value is None else value,
-        description=description,
-        style={"description_width": "initial"},
-    )
+    return widgets.Dropdown(options=options, value=options[0] if value is None else value, **_labelled(description))
 
 
 def slider(lo: int, hi: int, value: int | None = None, description: str = "") -> widgets.IntSlider:
+    """A whole-number slider lo..hi, at `value` (default lo), that redraws when released, not while dragged.
+
+    Used in notebook 08 (The vectors we compare).
+    """
     return widgets.IntSlider(
-        min=lo,
-        max=hi,
-        value=lo if value is None else value,
-        description=description,
-        continuous_update=False,
-        style={"description_width": "initial"},
-    )
+        min=lo, max=hi, value=lo if value is None else value, continuous_update=False, **_labelled(description)
+    )  # fmt: skip
 
 
 def choice(options, value=None, description: str = "") -> widgets.ToggleButtons:
-    """A row of buttons, one per option: for a few discrete choices (a slider shows no labels for them)."""
+    """A row of buttons, one per option: for a few discrete choices (a slider shows no labels for them).
+
+    Used by tests/test_widgets.py only; no notebook widget uses it (06 §5, 08, 09 §5, 10 §4 use dropdown, slider).
+    """
     options = list(options)
-    return widgets.ToggleButtons(
-        options=options,
-        value=options[0] if value is None else value,
-        description=description,
-        style={"description_width": "initial", "button_width": "auto"},
-    )
+    kw = _labelled(description)
+    kw["style"]["button_width"] = "auto"
+    return widgets.ToggleButtons(options=options, value=options[0] if value is None else value, **kw)
 
 
 # ---- driving every widget over its choices (tests/test_widget_choices.py) ----
 def built() -> list:
-    """The uis interactive_plot built since the last clear_built(), oldest first."""
+    """The uis interactive_plot built since the last clear_built(), oldest first.
+
+    Used by drive_all, which tests/test_widget_choices.py runs after notebooks 06, 08, 09 and 10.
+    """
     return list(_BUILT)
 
 
 def clear_built() -> None:
+    """Forget the uis built so far: built() and drive_all() then see only the ones built after this call.
+
+    Used by tests/test_widgets.py only, never by a notebook (their widgets: 06 §5, 08, 09 §5, 10 §4).
+    """
     _BUILT.clear()
 
 
 def control_values(w) -> list:
     """The values drive() sets a control to: its options, a slider's every step (a float slider: min, middle,
     max), a multiple selection's non-empty subsets (singletons and pairs when more than 4 options), a text box's
-    value, "" and an unknown word. The control's current value comes first."""
+    value, "" and an unknown word. The control's current value comes first.
+
+    Used by view_choices, for tests/test_widget_choices.py's drive of notebooks 06, 08, 09 and 10.
+    """
     if isinstance(w, widgets.SelectMultiple):
         opts = list(w._options_values)
         sizes = range(1, len(opts) + 1) if len(opts) <= 4 else (1, 2)
@@ -259,7 +296,10 @@ def control_values(w) -> list:
 
 def pairwise(values: list[list]) -> list[tuple]:
     """Rows (one value per list) in which every pair of values of every two lists appears at least once.
-    Greedy and deterministic; the first row is every list's first value."""
+    Greedy and deterministic; the first row is every list's first value.
+
+    Used by view_choices when a widget has too many combinations (notebooks 06 §5, 08: many controls).
+    """
     n = len(values)
     if n == 0 or any(not v for v in values):
         return []
@@ -298,7 +338,10 @@ def _gain(pairs: set, row: list, k: int, c: int) -> int:
 
 def view_choices(ui, max_views: int = MAX_VIEWS) -> list[dict]:
     """The choices drive() shows: every combination when there are at most max_views, else a pairwise-covering
-    set. The first is the current (default) view."""
+    set. The first is the current (default) view.
+
+    Used by drive, for tests/test_widget_choices.py's drive of notebooks 06, 08, 09 and 10.
+    """
     names = list(ui.controls)
     values = [control_values(ui.controls[n]) for n in names]
     total = 1
@@ -310,7 +353,10 @@ def view_choices(ui, max_views: int = MAX_VIEWS) -> list[dict]:
 
 def drive(ui, max_views: int = MAX_VIEWS) -> list[tuple[dict, Message | None, bool | None]]:
     """Show every view of view_choices(ui) by setting the controls (all of them, then one draw) and return
-    [(choices, message or None, deliberate or None)]. The controls are set back to their values afterwards."""
+    [(choices, message or None, deliberate or None)]. The controls are set back to their values afterwards.
+
+    Used by drive_all, for tests/test_widget_choices.py's drive of notebooks 06, 08, 09 and 10.
+    """
     defaults = {name: w.value for name, w in ui.controls.items()}
     results = []
     try:
@@ -329,7 +375,10 @@ def drive(ui, max_views: int = MAX_VIEWS) -> list[tuple[dict, Message | None, bo
 
 def drive_all(max_views: int = MAX_VIEWS) -> list[list[tuple]]:
     """drive() every ui built since clear_built(); raises AssertionError naming each accidental message and the
-    choices that gave it. Returns each ui's results."""
+    choices that gave it. Returns each ui's results.
+
+    Used by tests/test_widget_choices.py after each notebook with a widget (06, 08, 09, 10).
+    """
     everything, accidents = [], []
     for k, ui in enumerate(built()):
         results = drive(ui, max_views)

@@ -1,4 +1,11 @@
-"""TODO views.clientside.attention"""
+"""The attention-heatmap widget of notebooks 04, 09 and 10, switched in the browser: sentence, place, layer, head.
+
+    attention_view({"we want to eat apple": trace}, title="Seed 0 attention")    # 04 §2
+    attention_view(traces, defaults={"place": 2, "layer": 1})                    # 09 §1: opens on cross, layer 1
+
+Each view is views.heatmaps.plot_attention's heatmap for every choice, with no kernel; `attention_heatmaps` builds
+it for `views.clientside.seed_attention` (notebook 05) too.
+"""
 
 from __future__ import annotations
 
@@ -9,16 +16,23 @@ from course_utils.views.heatmaps import decoder_row_labels
 
 
 def choices_text(**controls) -> str:
+    """The choices of a view in words: choices_text(sentence=five_sentences, layer=[0, 1]) -> "5 sentences × 2 layers".
+
+    Used by the descriptions of attention_view, word_order_view and word_qkv_view (notebooks 02, 04, 05, 07, 09, 10).
+    """
     return " × ".join(f"{len(v)} {k}{'s' * (len(v) != 1)}" for k, v in controls.items())
 
 
-# ---- view 1: the attention heatmap (plotting.plot_attention) for every sentence, place, layer and head ----
+# ---- the attention heatmap (views.heatmaps.plot_attention) for every sentence, place, layer and head ----
 
 
 def attention_heatmaps(traces: dict, places, *, title: str, defaults, decimals: int) -> ClientSideView:
     """The one attention-view builder behind attention_view and seed_attention_view. `traces`: {"controls":
     {name: options} of the leading controls (sentence, or sentence and seed), "traces": {(option index per leading
-    control): Trace}}; place, layer and head (panels) follow."""
+    control): Trace}}; place, layer and head (panels) follow.
+
+    Used by attention_view and seed_attention_view (notebooks 04, 05, 09, 10).
+    """
     leading, by_key = traces["controls"], traces["traces"]
     first = next(iter(by_key.values()))
     n_layers = first.n_layers
@@ -62,6 +76,10 @@ def attention_heatmaps(traces: dict, places, *, title: str, defaults, decimals: 
 
 
 def checked_places(places) -> tuple:
+    """`places` as a tuple; a ValueError unless it is a non-empty selection of core.places.PLACES.
+
+    Used by attention_view and seed_attention_view (notebooks 04, 05, 09, 10).
+    """
     places = tuple(places)
     if not places or any(p not in PLACES for p in places):
         raise ValueError(f"places must be some of {PLACES}, got {places}")
@@ -71,11 +89,14 @@ def checked_places(places) -> tuple:
 def attention_view(
     traces: dict, *, title: str = "Attention weights", places=PLACES, defaults: dict | None = None
 ) -> ClientSideView:
-    """The course's attention heatmap (plotting.plot_attention: query rows × key columns, word labels on both
-    axes, one colour scale 0..1, weights written in the cells, one panel per head) for every sentence, place,
+    """The course's attention heatmap (views.heatmaps.plot_attention: query rows × key columns, word labels on
+    both axes, one colour scale 0..1, weights written in the cells, one panel per head) for every sentence, place,
     layer and head of `traces` ({sentence label: Trace}), switched in the browser by four controls. `places`: the
-    attention places the traces hold (default tracing.PLACES; a pretrained encoder's traces, notebook 10's, hold
-    only ("encoder self",)). `defaults`: the view shown first, {control: option index} (heatmap_view's)."""
+    attention places the traces hold (default core.places.PLACES; a pretrained encoder's traces, notebook 10's,
+    hold only ("encoder self",)). `defaults`: the view shown first, {control: option index} (heatmap_view's).
+
+    Used in notebooks 04 §2, 09 §1 and 10 §4.
+    """
     traces, places = dict(traces), checked_places(places)
     if not traces:
         raise ValueError("attention_view needs at least one trace")

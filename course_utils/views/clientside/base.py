@@ -1,16 +1,20 @@
 """Client-side views: the data for every choice is embedded once in the output, and the controls (Vega-Lite
 params bound to select/radio inputs) filter it in the browser, with no kernel.
 
-    from course_utils.clientside import attention_view, word_order_view
+    from course_utils.views.clientside.attention import attention_view
+    from course_utils.views.clientside.word_order import word_order_view
     attention_view({sentence: run_with_trace(model, sentence) for sentence in sentences})  # last line of a cell
-    word_order_view({pe: probing.word_order_traces(load_standard_model(pe).model) for pe in PES})
+    word_order_view({pe: word_order_traces(load_standard_model(pe).model) for pe in PES})
 
-One view per notebook widget whose choices are finite: pair_view (01), word_qkv_view (02), scaling_view (03),
-attention_view (04, 09, 10), seed_attention_view (05), word_path_view (06), word_order_view (07), five_view (08).
+One view per notebook widget whose choices are finite, each in its own module of views/clientside/: pair_view
+(01), word_qkv_view (02), scaling_view (03), attention_view (04, 09, 10), seed_attention_view (05), word_path_view
+(06), word_order_view (07), five_view (08). This module holds what they share: the two outputs (`ClientSideView`),
+the embedded data (`rows_tsv`) and the controls (`control_params`).
 
-`heatmap_view` draws any word-labelled heatmap whose choices are finite (plotting.heatmap's look); the two views
-above are built on it (notebooks 03/04's plot_attention, notebook 07's plot_word_order). The static fallback
-cell under a view stays: it is what GitHub shows and what nbval compares as a figure.
+`heatmap_view` (views.clientside.heatmap) draws any word-labelled heatmap whose choices are finite
+(views.heatmaps.heatmap's look); the two views above are built on it (views.heatmaps.plot_attention of notebooks
+04, 09, 10; views.probing.plot_word_order of notebook 07). The static fallback cell under a view stays: it is what
+GitHub shows and what nbval compares as a figure.
 
 Built with Altair 5.5.0 (Vega-Lite 5). JupyterLab 4.6.6 renders Vega-Lite 3, 4 and 5 with its own bundle
 (vega 5.33.0, vega-lite 5.6.1, vega-embed 6.21.3) and its renderer is "safe": measured in headless Chromium,
@@ -66,12 +70,18 @@ NPM_PACKAGES = ("vega@5.33.0", "vega-lite@5.20.1", "vega-embed@6.29.0")  # where
 
 
 def spec_json(spec: dict) -> str:
-    """The spec as compact JSON with sorted keys: the same spec gives the same bytes."""
+    """The spec as compact JSON with sorted keys: the same spec gives the same bytes.
+
+    Used by view_id and view_html, for every browser view (notebooks 01-10).
+    """
     return json.dumps(spec, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def view_id(spec: dict) -> str:
-    """A deterministic element id for the view: 'qkv-view-' + 12 hex digits of the spec's sha256."""
+    """A deterministic element id for the view: 'qkv-view-' + 12 hex digits of the spec's sha256.
+
+    Used by view_html and ClientSideView, for every browser view (notebooks 01-10).
+    """
     return "qkv-view-" + hashlib.sha256(spec_json(spec).encode("utf-8")).hexdigest()[:12]
 
 
@@ -109,7 +119,10 @@ _SCRIPT = """(function () {
 
 
 def view_html(spec: dict) -> str:
-    """The text/html of a view: a div with a deterministic id and the script that draws `spec` into it."""
+    """The text/html of a view: a div with a deterministic id and the script that draws `spec` into it.
+
+    Used by ClientSideView: output 2 of every browser view (notebooks 01-10).
+    """
     files = [[name, VEGA_STATIC_DIR + local, cdn] for name, (local, cdn) in VEGA_FILES.items()]
     vid = view_id(spec)
     # "</" cannot appear inside a script element: escape it in the JSON (valid JSON either way)
@@ -118,7 +131,10 @@ def view_html(spec: dict) -> str:
 
 
 class ClientSideView:
-    """A Vega-Lite spec with all its data, shown as the two outputs the module docstring describes."""
+    """A Vega-Lite spec with all its data, shown as the two outputs the module docstring describes.
+
+    Used by every view of views.clientside (notebooks 01-10).
+    """
 
     def __init__(self, spec: dict, description: str):
         self.spec = spec
@@ -157,13 +173,31 @@ class ClientSideView:
 # ---- any word-labelled heatmap whose choices are finite ----
 
 
+SWITCHED = "switched in the browser (a Vega-Lite chart; the static figure below shows one view)."
+
+
+def chart_view(chart, what: str) -> ClientSideView:
+    """The view of an Altair chart that resizes with its output area. Its one-sentence description is `what`
+    (e.g. "Two sentence vectors: interactive view of 6 × 6 pairs (first, second)") followed by SWITCHED.
+    Used by every view in this folder (notebooks 01-10)."""
+    spec = chart.configure(autosize=alt.AutoSizeParams(type="pad", resize=True)).to_dict()
+    return ClientSideView(spec, f"{what}, {SWITCHED}")
+
+
 def label_key(i: int, word: str) -> str:
+    """A row or column label that sorts by position `i` and shows `word`: "03 eat".
+
+    Used by heatmap_view, word_qkv_view and scaling_view (notebooks 02-05, 07, 09, 10).
+    """
     return f"{i:02d} {word}"  # sorts by position; the axis shows the word after the 3-character prefix
 
 
 def rows_tsv(fields: list[str], rows: list[dict]) -> str:
     """Rows as one TSV string, the last field (the weights) space-separated: one JSON string in the notebook,
-    not one line per number as nbformat's indented JSON would write a list."""
+    not one line per number as nbformat's indented JSON would write a list.
+
+    Used by heatmap_view, word_qkv_view and scaling_view (notebooks 02-05, 07, 09, 10).
+    """
     lines = ["\t".join(fields)]
     for r in rows:
         lines.append("\t".join([*(str(r[f]) for f in fields[:-1]), " ".join(f"{x:g}" for x in r[fields[-1]])]))
@@ -171,7 +205,10 @@ def rows_tsv(fields: list[str], rows: list[dict]) -> str:
 
 
 def tsv_rows(text: str) -> list[dict]:
-    """rows_tsv's rows read back: control indices as ints, `q` the row label, `w` the list of cell values."""
+    """rows_tsv's rows read back: control indices as ints, `q` the row label, `w` the list of cell values.
+
+    Used by tests/test_clientside.py and tests/test_widget_nb05.py, which read views (e.g. notebook 05's) back.
+    """
     head, *lines = text.split("\n")
     rows = [dict(zip(head.split("\t"), line.split("\t"))) for line in lines]
     return [
@@ -187,7 +224,10 @@ def control_params(controls: dict, defaults: dict | None = None, *, panels: str 
     """One Vega-Lite param per control ({name: option labels}), its value the option's index, bound to radio
     buttons (up to 4 options) or a select. `defaults`: {name: index} shown first (default 0; an unknown name or
     index is refused). `panels`: the control drawn as panels gets a first option "all" (value -1), its default.
-    `captions`: {name: what the control is called next to it} (default: its name)."""
+    `captions`: {name: what the control is called next to it} (default: its name).
+
+    Used by pair_view, word_qkv_view, scaling_view and heatmap_view (notebooks 01-05, 07, 09, 10).
+    """
     defaults, captions = dict(defaults or {}), dict(captions or {})
     if set(defaults) - set(controls):
         raise ValueError(f"defaults name no control: {sorted(set(defaults) - set(controls))}")

@@ -1,4 +1,10 @@
-"""TODO views.clientside.five"""
+"""Notebook 08's five-sentences widget, switched in the browser: the five probe sentences in one projection.
+
+    five_view(traces, label="seed 0")    # 08: one PCA per place set, layer and kind set, computed here
+
+Every choice is views.probing.plot_five's picture (all heads, PCA of unit vectors), with no kernel; one head, any
+kinds and t-SNE stay with the kernel widget of the same section.
+"""
 
 from __future__ import annotations
 
@@ -8,12 +14,12 @@ import altair as alt
 
 from course_utils.core.places import HEAD_KINDS, PLACE_NAMES, PLACES, VECTOR_KINDS, WHOLE_LAYER_KINDS
 from course_utils.measures.probing import five_projection, shared_mask
-from course_utils.views.clientside.base import DECIMALS, ClientSideView
+from course_utils.views.clientside.base import DECIMALS, ClientSideView, chart_view
 from course_utils.views.style import KIND_COLOURS
 
-# ---- view 4: notebook 08's five sentences in one projection (probing.plot_five) per places, layer, kinds ----
+# ---- notebook 08's five sentences in one projection (views.probing.plot_five) per places, layer, kinds ----
 
-FIVE_SHAPES = ("circle", "triangle-up", "square", "diamond", "triangle-down")  # clustering.SENTENCE_MARKERS
+FIVE_SHAPES = ("circle", "triangle-up", "square", "diamond", "triangle-down")  # views.style.SENTENCE_MARKERS
 
 
 def _spread_labels(P, meta, labs, *, char=0.035, line=0.085) -> list:
@@ -43,12 +49,15 @@ def five_view(
     layers=None,
     label: str = "",
 ) -> ClientSideView:
-    """probing.plot_five (head "all", PCA of unit vectors) for every place set, layer and kind set, switched in
-    the browser: one panel row per place and one panel per kind, all in ONE shared projection per choice
-    (precomputed with probing.five_projection); the words at the same position in all five sentences
-    (probing.shared_mask) solid in the kind's colour (KIND_COLOURS), one marker shape per sentence, one label
-    per word at its central point (kind sets of one length: a row of panels per place); faint: the kind's other tokens; light grey: the place's other kinds.
-    One head and t-SNE stay with plot_five (a kernel)."""
+    """views.probing.plot_five (head "all", PCA of unit vectors) for every place set, layer and kind set, switched
+    in the browser: one panel row per place and one panel per kind, all in ONE shared projection per choice
+    (precomputed with measures.probing.five_projection); the words at the same position in all five sentences
+    (measures.probing.shared_mask) solid in the kind's colour (KIND_COLOURS), one marker shape per sentence, one
+    label per word at its central point (kind sets of one length: a row of panels per place); faint: the kind's
+    other tokens; light grey: the place's other kinds. One head and t-SNE stay with plot_five (a kernel).
+
+    Used in notebook 08 (The vectors we compare).
+    """
     import numpy as np
 
     traces = list(traces)
@@ -181,11 +190,6 @@ def five_view(
         .add_params(*params)
         .properties(title=alt.Title(alt.ExprRef(expr=title_expr), anchor="start"))
     )  # fmt: skip
-    spec = chart.configure(autosize=alt.AutoSizeParams(type="pad", resize=True)).to_dict()
     n = {k: len(v) for k, v in controls.items()}
-    description = (
-        f"The five sentences in one projection: interactive view of {n['places']} place sets × {n['layer']} layers"
-        f" × {n['kinds']} kind sets (one PCA each, all heads), switched in the browser (a Vega-Lite chart; the"
-        " static figure below shows one view)."
-    )
-    return ClientSideView(spec, description)
+    what = f"The five sentences in one projection: interactive view of {n['places']} place sets × {n['layer']} layers × {n['kinds']} kind sets (one PCA each, all heads)"
+    return chart_view(chart, what)

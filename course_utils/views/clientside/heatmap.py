@@ -1,4 +1,10 @@
-"""TODO views.clientside.heatmap"""
+"""Any word-labelled heatmap whose choices are finite, every choice embedded and switched in the browser.
+
+    heatmap_view(cells, {"layer": [0, 1], "head": [0, 1]}, title=..., legend=..., description=..., panels="head")
+
+The browser twin of `views.heatmaps.heatmap`, with no notebook widget of its own: attention_view (04, 09, 10),
+seed_attention_view (05) and word_order_view (07) are built on it. The display protocol is `views.clientside.base`.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +19,11 @@ WRAP_PANELS = 4  # heatmap_view: more panels than this wrap into rows of this ma
 
 def embedded_value(x: float, decimals: int, fmt: str) -> float:
     """x rounded to `decimals` places, or to more where that rounding would change the annotation the view writes
-    with `fmt` (a ".Nf" format): 0.1552 -> 0.155 would be written "0.15" where plotting.heatmap writes "0.16"."""
+    with `fmt` (a ".Nf" format): 0.1552 -> 0.155 would be written "0.15" where views.heatmaps.heatmap writes
+    "0.16".
+
+    Used by heatmap_view (notebooks 04, 05, 07, 09, 10).
+    """
     shown = format(x, fmt) if fmt.startswith(".") and fmt.endswith("f") else None
     v = round(x, decimals)
     while shown is not None and format(v, fmt) != shown and decimals < 9:
@@ -40,17 +50,20 @@ def heatmap_view(
     decimals: int = DECIMALS,
     defaults: dict | None = None,
 ) -> ClientSideView:
-    """A word-labelled heatmap (plotting.heatmap's look: rows × columns, words on both axes, one colour scale,
+    """A word-labelled heatmap (views.heatmaps.heatmap's look: rows × columns, words on both axes, one colour scale,
     the value written in each cell) for every combination of `controls`, switched in the browser.
 
     cells: {(option index per control, in `controls`' order): (matrix, row labels, column labels)}.
-    controls: {name: [option labels]}; each name (an identifier) becomes a Vega-Lite param bound to a select
-    (more than 3 options) or radio buttons. `panels`: one control drawn as side-by-side panels, with an extra
-    first option "all" (every panel) — plot_attention's heads. `axes_note`: (control name, one line per option)
-    shown under the title (what rows and columns are). `scale`: Vega-Lite colour scale (default viridis 0..1);
-    `floor`: colour values below it are drawn at it (for a log scale); the text turns black above `light_above` (where
-    viridis gets light: 0.63 on 0..1, as plotting.heatmap decides by luminance). `defaults`: {control name: option
-    index} shown first (default: each control's first option; the panel control's "all" is -1).
+    controls: {name: [option labels]}; each name (an identifier) becomes a Vega-Lite param bound to radio buttons
+    (up to 4 options) or a select (base.control_params). `panels`: one control drawn as side-by-side panels, with
+    an extra first option "all" (every panel) — views.heatmaps.plot_attention's heads. `axes_note`: (control
+    name, one line per option) shown under the title (what rows and columns are). `scale`: Vega-Lite colour scale
+    (default viridis 0..1); `floor`: colour values below it are drawn at it (for a log scale); the text turns black
+    above `light_above` (where viridis gets light: 0.63 on 0..1, as views.heatmaps.heatmap decides by luminance).
+    `defaults`: {control name: option index} shown first (default: each control's first option; the panel
+    control's "all" is -1).
+
+    Used by attention_view, seed_attention_view and word_order_view (notebooks 04, 05, 07, 09, 10).
     """
     names = list(controls)
     rows, col_labels = [], {}

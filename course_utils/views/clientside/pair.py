@@ -1,4 +1,9 @@
-"""TODO views.clientside.pair"""
+"""Notebook 01's pair widget, switched in the browser: two sentence vectors, their dot product and cosine.
+
+    pair_view(defaults={"first": 0, "second": 5})    # 01: eat apple · read book, all 36 pairs embedded
+
+Every pair is views.vectors.plot_pair's picture, with no kernel.
+"""
 
 from __future__ import annotations
 
@@ -6,16 +11,19 @@ import altair as alt
 
 from course_utils.core.toys import SENTENCES_2D
 from course_utils.measures.similarity import cosine, dot
-from course_utils.views.clientside.base import ClientSideView, control_params
+from course_utils.views.clientside.base import ClientSideView, chart_view, control_params
 
-# ---- view 7: notebook 01's two sentence vectors (vectors.plot_pair) for every pair ----
+# ---- notebook 01's two sentence vectors (views.vectors.plot_pair) for every pair ----
 
 
 def pair_view(vectors=None, *, defaults: dict | None = None) -> ClientSideView:
-    """vectors.plot_pair for every (first, second) of the 2-D sentence vectors (default vectors.SENTENCES_2D),
-    switched in the browser: every arrow from the origin, the other sentences faded grey, the first in Okabe-Ito
-    vermillion and the second in sky blue, bold; the title gives their dot product, cosine and angle (precomputed
-    with vectors.dot / vectors.cosine, as plot_pair's)."""
+    """views.vectors.plot_pair for every (first, second) of the 2-D sentence vectors (default
+    core.toys.SENTENCES_2D), switched in the browser: every arrow from the origin, the other sentences faded grey,
+    the first in Okabe-Ito vermillion and the second in sky blue, bold; the title gives their dot product, cosine
+    and angle (precomputed with measures.similarity.dot / cosine, as plot_pair's).
+
+    Used in notebook 01 (Try it: pick two sentences).
+    """
     import numpy as np
 
     vectors = dict(SENTENCES_2D if vectors is None else vectors)
@@ -68,9 +76,5 @@ def pair_view(vectors=None, *, defaults: dict | None = None) -> ClientSideView:
         .properties(width=320, height=320, title=alt.Title(alt.ExprRef(expr="titles[first + '|' + second]")))
         .add_params(*params)
     )
-    spec = chart.configure(autosize=alt.AutoSizeParams(type="pad", resize=True)).to_dict()
-    description = (
-        f"Two sentence vectors: interactive view of {len(names)} × {len(names)} pairs (first, second), switched in"
-        " the browser (a Vega-Lite chart; the static figure below shows one view)."
-    )
-    return ClientSideView(spec, description)
+    what = f"Two sentence vectors: interactive view of {len(names)} × {len(names)} pairs (first, second)"
+    return chart_view(chart, what)

@@ -1,22 +1,30 @@
-"""TODO views.clientside.scaling"""
+"""Notebook 03's scale slider, switched in the browser: softmax weights and scaled scores per d and divisor.
+
+    scaling_view(defaults={"d": 2, "divide_by": 1})    # 03 §4: d = 64, divide by √d; all 12 choices embedded
+
+Every choice is views.scaling.plot_scaling's picture, from measures.attention_stats' random scores.
+"""
 
 from __future__ import annotations
 
 import altair as alt
 
 from course_utils.measures.attention_stats import DIVISORS, divisor_value, random_scores, stats_of_scores
-from course_utils.views.clientside.base import ClientSideView, control_params, label_key, rows_tsv
+from course_utils.views.clientside.base import ClientSideView, chart_view, control_params, label_key, rows_tsv
 
-# ---- view 6: notebook 03's scaling picture (stepwise.plot_scaling) per d and divisor ----
+# ---- notebook 03's scaling picture (views.scaling.plot_scaling) per d and divisor ----
 
 
 def scaling_view(
     ds=(4, 16, 64, 256), divisors=None, *, n_rows: int = 5, n_keys: int = 8, defaults: dict | None = None
 ) -> ClientSideView:
-    """stepwise.plot_scaling for every d × divisor, switched in the browser: left, the softmax weights of the first
-    `n_rows` random queries over `n_keys` random keys (viridis 0..1, weights written); right, the histogram of all
-    2000 × n_keys scaled scores on plot_scaling's fixed axis (−40..40, 80 bins, values beyond clipped into the
-    edge bins). The titles carry plot_scaling's numbers (mean max weight; score std, mean entropy)."""
+    """views.scaling.plot_scaling for every d × divisor, switched in the browser: left, the softmax weights of the
+    first `n_rows` random queries over `n_keys` random keys (viridis 0..1, weights written); right, the histogram of
+    all 2000 × n_keys scaled scores on plot_scaling's fixed axis (−40..40, 80 bins, values beyond clipped into the
+    edge bins). The titles carry plot_scaling's numbers (mean max weight; score std, mean entropy).
+
+    Used in notebook 03 §4.
+    """
     import numpy as np
     import torch
 
@@ -98,10 +106,5 @@ def scaling_view(
         .properties(width=330, height=190, title=alt.Title(alt.ExprRef(expr=f"rightTitles[{choice}]")))
     )
     chart = alt.hconcat(weights_chart, hist_chart, spacing=40).add_params(*params)
-    spec = chart.configure(autosize=alt.AutoSizeParams(type="pad", resize=True)).to_dict()
-    description = (
-        f"Scaling the scores: interactive view of {len(ds)} values of d × {len(divisors)} divisors, switched in the"
-        " browser"
-        " (a Vega-Lite chart; the static figure below shows one view)."
-    )
-    return ClientSideView(spec, description)
+    what = f"Scaling the scores: interactive view of {len(ds)} values of d × {len(divisors)} divisors"
+    return chart_view(chart, what)

@@ -1,4 +1,9 @@
-"""TODO views.clientside.seed_attention"""
+"""Notebook 05's attention widget, switched in the browser: attention_view with a training-seed control.
+
+    seed_attention_view({seed: {sentence: trace}}, defaults={"sentence": 5, "place": 2, "layer": 1})   # 05 §5
+
+Built by `views.clientside.attention.attention_heatmaps`, like attention_view.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,7 @@ from course_utils.core.places import PLACES
 from course_utils.views.clientside.attention import attention_heatmaps, checked_places
 from course_utils.views.clientside.base import ClientSideView
 
-# ---- view 5: notebook 05's attention heatmap per sentence AND training seed (attention_view with a seed control) ----
+# ---- notebook 05's attention heatmap per sentence AND training seed (attention_view with a seed control) ----
 
 
 def seed_attention_view(
@@ -20,7 +25,10 @@ def seed_attention_view(
     """attention_view with a seed control: `traces` is {seed: {sentence label: Trace}} (the same sentences for
     every seed), switched in the browser by five controls: sentence, seed, place, layer and head (panels, "all"
     first). `decimals`: the weights embedded (2 by default, the places the cells show: 5 seeds cost 5× the bytes).
-    `defaults`: {control: option index} (heatmap_view's)."""
+    `defaults`: {control: option index} (heatmap_view's).
+
+    Used in notebook 05 §5.
+    """
     traces, places = {s: dict(t) for s, t in traces.items()}, checked_places(places)
     if not traces or not all(traces.values()):
         raise ValueError("seed_attention_view needs at least one seed with at least one trace")

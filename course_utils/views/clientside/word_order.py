@@ -1,4 +1,10 @@
-"""TODO views.clientside.word_order"""
+"""Notebook 07's word-order widget, switched in the browser: 1 − cosine of the two orders per encoding and layer.
+
+    word_order_view({f"{pe} PE": word_order_traces(models[pe]) for pe in PES})    # 07 Explore: 3 encodings
+
+Every choice is views.probing.plot_word_order's table (the same log colour scale), drawn by
+`views.clientside.heatmap.heatmap_view` with no kernel.
+"""
 
 from __future__ import annotations
 
@@ -9,14 +15,17 @@ from course_utils.views.clientside.base import ClientSideView
 from course_utils.views.clientside.heatmap import heatmap_view
 from course_utils.views.probing import DISTANCE_FLOOR, DISTANCE_LABEL
 
-# ---- view 2: notebook 07's word-order table (probing.plot_word_order) per positional encoding ----
+# ---- notebook 07's word-order table (views.probing.plot_word_order) per positional encoding ----
 
 
 def word_order_view(pairs: dict, *, kinds=VECTOR_KINDS) -> ClientSideView:
-    """probing.plot_word_order for every positional encoding, layer, vector kind and place: 1 − cosine between
-    the vectors of the two word orders (rows: sentence A's words, columns: sentence B's), on plot_word_order's
-    log colour scale from probing.DISTANCE_FLOOR to 2. `pairs`: {encoding label: (trace of A, trace of B)}
-    from probing.word_order_traces."""
+    """views.probing.plot_word_order for every positional encoding, layer, vector kind and place: 1 − cosine
+    between the vectors of the two word orders (rows: sentence A's words, columns: sentence B's), on
+    plot_word_order's log colour scale from views.probing.DISTANCE_FLOOR to 2. `pairs`: {encoding label: (trace of
+    A, trace of B)} from measures.probing.word_order_traces.
+
+    Used in notebook 07 (Explore).
+    """
 
     pairs = dict(pairs)
     if not pairs:

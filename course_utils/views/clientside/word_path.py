@@ -1,4 +1,10 @@
-"""TODO views.clientside.word_path"""
+"""Notebook 06's word-path widget, switched in the browser: a word's path over the epochs, per layer, place, kinds.
+
+    word_path_view(snaps, PAIR, words=words, defaults={"layer": 1})    # 06 §5: one PCA per layer, place, kind set
+
+Every choice is views.clustering.plot_word_projection's picture (all heads, PCA, 2-D), with no kernel; one head,
+t-SNE, 3-D and hand-picked kinds or epochs stay with the kernel widget of the same section.
+"""
 
 from __future__ import annotations
 
@@ -8,15 +14,15 @@ import altair as alt
 
 from course_utils.core.places import HEAD_KINDS, PLACE_NAMES, PLACES, VECTOR_KINDS, place_prefix
 from course_utils.measures.projection import collect_vectors, fit_projection, identical_groups
-from course_utils.views.clientside.base import DECIMALS, ClientSideView
+from course_utils.views.clientside.base import DECIMALS, ClientSideView, chart_view
 from course_utils.views.style import KIND_COLOURS
 
 NEAR_LABELS = 0.06  # word_path_view: one label for epochs closer than this share of the panel's span
 
 
-# ---- view 3: notebook 06's word projection (clustering.plot_word_projection) per word, layer, place, kinds ----
+# ---- notebook 06's word projection (views.clustering.plot_word_projection) per word, layer, place, kinds ----
 
-SENTENCE_SHAPES = ("circle", "triangle-up", "square", "diamond")  # clustering.SENTENCE_MARKERS' Vega-Lite names
+SENTENCE_SHAPES = ("circle", "triangle-up", "square", "diamond")  # views.style.SENTENCE_MARKERS' Vega-Lite names
 SENTENCE_DASHES = ([1, 0], [5, 3], [1, 2], [6, 2, 1, 2])  # "-", "--", ":", "-." as stroke dashes
 
 
@@ -30,15 +36,18 @@ def word_path_view(
     words=None,
     defaults: dict | None = None,
 ) -> ClientSideView:
-    """clustering.plot_word_projection (head "all", PCA, 2-D) for every word, layer, place and kind set, switched
-    in the browser: small multiples, one panel per kind (KIND_COLOURS), all panels in ONE PCA fitted on every
+    """views.clustering.plot_word_projection (head "all", PCA, 2-D) for every word, layer, place and kind set,
+    switched in the browser: small multiples, one panel per kind (KIND_COLOURS), all panels in ONE PCA fitted on every
     word, kind, epoch and sentence of the choice; the chosen word's path over the epochs in each panel (one
     marker shape and dash per sentence, joined in epoch order, each spot labelled with its epochs, "=" where
     the point is identical in every sentence); faint: the other words of the panel's kind; light grey: the
     other kinds. Tooltips give word@kind@epoch. Drag to pan, scroll to zoom (a path can be a speck).
 
     The PCA is precomputed for each (layer, place, kind set): the word only picks which path is drawn. t-SNE,
-    3-D, one head and hand-picked kinds or epochs stay with plot_word_projection (a kernel)."""
+    3-D, one head and hand-picked kinds or epochs stay with plot_word_projection (a kernel).
+
+    Used in notebook 06 §5.
+    """
 
     sentences, places = list(sentences), tuple(places)
     kind_sets = [tuple(ks) for ks in kind_sets]
@@ -237,11 +246,6 @@ def word_path_view(
         .add_params(*params)
         .properties(title=alt.Title(alt.ExprRef(expr=title_expr), anchor="start"))
     )
-    spec = chart.configure(autosize=alt.AutoSizeParams(type="pad", resize=True)).to_dict()
     n = {k: len(v) for k, v in controls.items()}
-    description = (
-        f"A word's path over epochs {' → '.join(map(str, epochs))}: interactive view of {n['word']} words × {n['layer']}"
-        f" layers × {n['place']} places × {n['kinds']} kind sets (one PCA each, all heads), switched in the browser"
-        " (a Vega-Lite chart; the static figure below shows one view)."
-    )
-    return ClientSideView(spec, description)
+    what = f"A word's path over epochs {' → '.join(map(str, epochs))}: interactive view of {n['word']} words × {n['layer']} layers × {n['place']} places × {n['kinds']} kind sets (one PCA each, all heads)"
+    return chart_view(chart, what)

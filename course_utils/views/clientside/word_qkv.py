@@ -1,4 +1,10 @@
-"""TODO views.clientside.word_qkv"""
+"""Notebook 02's q, k, v widget, switched in the browser: one word's q, k and v per word choice and encoder layer.
+
+    word_qkv_view(model, [(sentence, "eat"), ("eat", "eat")], defaults={"word": 0, "layer": 0})   # 02, Try it
+
+Every choice is views.qkv.plot_word_qkv's picture of measures.qkv.word_qkv, with no kernel; a sentence of the
+learner's own still needs plot_word_qkv and a running kernel.
+"""
 
 from __future__ import annotations
 
@@ -6,16 +12,19 @@ import altair as alt
 
 from course_utils.measures.qkv import word_qkv
 from course_utils.views.clientside.attention import choices_text
-from course_utils.views.clientside.base import DECIMALS, ClientSideView, control_params, label_key, rows_tsv
+from course_utils.views.clientside.base import DECIMALS, ClientSideView, chart_view, control_params, label_key, rows_tsv
 
-# ---- view 4: notebook 02's q, k and v of one word (projections.plot_word_qkv) per word choice and layer ----
+# ---- notebook 02's q, k and v of one word (views.qkv.plot_word_qkv) per word choice and layer ----
 
 
 def word_qkv_view(model, choices, *, layers=None, defaults: dict | None = None) -> ClientSideView:
-    """projections.plot_word_qkv for every (sentence, word) of `choices` and every encoder layer, switched in the
+    """views.qkv.plot_word_qkv for every (sentence, word) of `choices` and every encoder layer, switched in the
     browser: the word's whole-layer q, k and v (3 rows × d_model columns, no numbers written: 64 per row), on
     plot_word_qkv's diverging colour scale, symmetric about 0 for each choice (its largest |value|), the rows
-    labelled with their lengths. A word that is not in its sentence is read alone (projections.word_qkv)."""
+    labelled with their lengths. A word that is not in its sentence is read alone (measures.qkv.word_qkv).
+
+    Used in notebook 02 (Try it: q, k and v of a word).
+    """
 
     choices = [(str(s), str(w)) for s, w in choices]
     if not choices:
@@ -76,9 +85,5 @@ def word_qkv_view(model, choices, *, layers=None, defaults: dict | None = None) 
         .add_params(*params)
         .properties(title=alt.Title(alt.ExprRef(expr=f"notes[{choice}]"), anchor="start"))
     )
-    spec = chart.configure(autosize=alt.AutoSizeParams(type="pad", resize=True)).to_dict()
-    description = (
-        f"q, k and v of a word: interactive view of {choices_text(word=labels, layer=layers)}, switched in the browser"
-        " (a Vega-Lite chart; the static figure below shows one view)."
-    )
-    return ClientSideView(spec, description)
+    what = f"q, k and v of a word: interactive view of {choices_text(word=labels, layer=layers)}"
+    return chart_view(chart, what)
