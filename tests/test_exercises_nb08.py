@@ -148,7 +148,7 @@ def test_most_moved_rejects_typical_mistakes(seed_traces, capsys):
         (least, "moves least"),
         (similarity, "moves least"),
         (the_spread, "return the word itself"),
-        (ready_made, "calls probing's word_spread"),
+        (ready_made, "calls the course's word_spread"),
         (runner_up, "another shared word moves more"),
         (always_seed_0, "seed 1, encoder.0.self.x1: you return 'can'"),
         (stub, NOT_YET),

@@ -63,7 +63,7 @@ def check_word_spread(fn) -> bool:
             "matrix of all cosines with one matrix product instead, then pick the pairs i < j.",
         )
     return feedback(
-        True, "your loop-free word spread matches probing.mean_pairwise_cosine_distance on every input.", ""
+        True, "your loop-free word spread matches the course's mean_pairwise_cosine_distance on every input.", ""
     )
 
 
@@ -81,7 +81,7 @@ def most_moved_words(seed_traces, key: str) -> dict[int, str]:
 
 def check_most_moved(fn, seed_traces, predicted_can=None, predicted_kann=None) -> bool:
     """Exercise 2: most_moved(traces, key) -> the shared word whose vectors move most across the sentences
-    (largest word spread), written without probing's spread helpers; predicted_can / predicted_kann: the number
+    (largest word spread), written without the course's spread helpers; predicted_can / predicted_kann: the number
     of seeds (0-5) the learner guessed 'can' (encoder layer-0 X1) / 'kann' (cross-attention layer-0 X1) moves
     most on (compared, not graded).
     Used in notebook 08 (its Exercises section)."""
@@ -96,7 +96,7 @@ def check_most_moved(fn, seed_traces, predicted_can=None, predicted_kann=None) -
         return feedback(
             False,
             "",
-            f"your function calls probing's {helpers[0]}, which does the whole job. Stack each shared word's "
+            f"your function calls the course's {helpers[0]}, which does the whole job. Stack each shared word's "
             "vectors from the five traces yourself and take their spread with my_word_spread (or my_word_spread_of).",
         )
     found = {}

@@ -66,7 +66,7 @@ MISTAKES = {
 
 def check_head_detector(head_detector, batch) -> bool:
     """head_detector(batch, place, layer, head) -> {"itself": .., "previous": ..} (self-attention) or
-    {"aligned": ..} (cross), each the mean over every real query of every pair, as heads.head_statistics.
+    {"aligned": ..} (cross), each the mean over every real query of every pair, as attention_stats.head_statistics.
     Used in notebook 09 §2 (its exercise)."""
     ready_made = names_used(head_detector, ("head_statistics",))
     if ready_made:
@@ -105,7 +105,7 @@ def check_head_detector(head_detector, batch) -> bool:
         }
         return feedback(
             True,
-            f"all {len(heads_)} heads match the course's measures (heads.head_statistics). The strongest: "
+            f"all {len(heads_)} heads match the course's measures (head_statistics). The strongest: "
             + "; ".join(f"{m} {got[k][m]:.2f} ({k[0]}, layer {k[1]}, head {k[2]})" for m, k in best.items())
             + ".",
             "",
@@ -270,7 +270,7 @@ def reference_patches(layer: int = 0) -> dict:
 
 
 def check_remove_cross_layer(patches, model, pairs) -> bool:
-    """patches: a tracing.patch dict that removes BOTH heads of decoder layer 0 cross-attention.
+    """patches: a patch() dict that removes BOTH heads of decoder layer 0 cross-attention.
     Used in notebook 09 §4 (its exercise)."""
     if patches is None or (isinstance(patches, dict) and not patches):
         return not_answered("write the patches dict, then re-run this cell.")
@@ -295,7 +295,7 @@ def check_remove_cross_layer(patches, model, pairs) -> bool:
             False,
             "",
             "with these patches the model's output is unchanged: does the key name the x1 of decoder layer 0 "
-            "cross-attention (tracing.trace_key builds keys), and does the function return the changed tensor?",
+            "cross-attention (trace_key builds keys), and does the function return the changed tensor?",
         )
     one = [_logits(model, sample, {"decoder.0.cross.x1": ablate_head(h)}) for h in range(2)]
     if any(torch.allclose(got, o, atol=1e-5) for o in one):

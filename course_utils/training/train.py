@@ -62,7 +62,7 @@ def single_thread():
 
 def make_batches(model: Translator, pairs: list[Pair], batch_size: int, generator: torch.Generator):
     """Shuffled (src (B, Ts), tgt (B, Tt+1)) batches; tgt is <bos> German <eos>, right-padded.
-    Taught in notebook 05 §3 (its source is printed there)."""
+    Taught in notebook 05 §3."""
     order = torch.randperm(len(pairs), generator=generator).tolist()
     for i in range(0, len(order), batch_size):
         chunk = [pairs[j] for j in order[i : i + batch_size]]

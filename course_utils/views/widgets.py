@@ -22,7 +22,7 @@ message, a `Message` (a str) whose `.deliberate` says which it was.
 
 Driving: every ui `interactive_plot` builds is recorded (`built()`, `clear_built()`); `drive(ui)` shows every
 combination of its controls' values, or a pairwise-covering set of them when there are many, and `drive_all()`
-fails on each accidental message (tests/test_widget_choices.py runs it after every notebook with a widget).
+fails on each accidental message (tests/widget_choices.py runs it after every notebook with a widget).
 """
 
 from __future__ import annotations
@@ -251,11 +251,11 @@ def choice(options, value=None, description: str = "") -> widgets.ToggleButtons:
     return widgets.ToggleButtons(options=options, value=options[0] if value is None else value, **kw)
 
 
-# ---- driving every widget over its choices (tests/test_widget_choices.py) ----
+# ---- driving every widget over its choices (tests/widget_choices.py) ----
 def built() -> list:
     """The uis interactive_plot built since the last clear_built(), oldest first.
 
-    Used by drive_all, which tests/test_widget_choices.py runs after notebooks 06, 08, 09 and 10.
+    Used by drive_all, which tests/widget_choices.py runs after notebooks 06, 08, 09 and 10.
     """
     return list(_BUILT)
 
@@ -273,7 +273,7 @@ def control_values(w) -> list:
     max), a multiple selection's non-empty subsets (singletons and pairs when more than 4 options), a text box's
     value, "" and an unknown word. The control's current value comes first.
 
-    Used by view_choices, for tests/test_widget_choices.py's drive of notebooks 06, 08, 09 and 10.
+    Used by view_choices, for tests/widget_choices.py's drive of notebooks 06, 08, 09 and 10.
     """
     if isinstance(w, widgets.SelectMultiple):
         opts = list(w._options_values)
@@ -340,7 +340,7 @@ def view_choices(ui, max_views: int = MAX_VIEWS) -> list[dict]:
     """The choices drive() shows: every combination when there are at most max_views, else a pairwise-covering
     set. The first is the current (default) view.
 
-    Used by drive, for tests/test_widget_choices.py's drive of notebooks 06, 08, 09 and 10.
+    Used by drive, for tests/widget_choices.py's drive of notebooks 06, 08, 09 and 10.
     """
     names = list(ui.controls)
     values = [control_values(ui.controls[n]) for n in names]
@@ -355,7 +355,7 @@ def drive(ui, max_views: int = MAX_VIEWS) -> list[tuple[dict, Message | None, bo
     """Show every view of view_choices(ui) by setting the controls (all of them, then one draw) and return
     [(choices, message or None, deliberate or None)]. The controls are set back to their values afterwards.
 
-    Used by drive_all, for tests/test_widget_choices.py's drive of notebooks 06, 08, 09 and 10.
+    Used by drive_all, for tests/widget_choices.py's drive of notebooks 06, 08, 09 and 10.
     """
     defaults = {name: w.value for name, w in ui.controls.items()}
     results = []
@@ -377,7 +377,7 @@ def drive_all(max_views: int = MAX_VIEWS) -> list[list[tuple]]:
     """drive() every ui built since clear_built(); raises AssertionError naming each accidental message and the
     choices that gave it. Returns each ui's results.
 
-    Used by tests/test_widget_choices.py after each notebook with a widget (06, 08, 09, 10).
+    Used by tests/widget_choices.py after each notebook with a widget (06, 08, 09, 10).
     """
     everything, accidents = [], []
     for k, ui in enumerate(built()):
