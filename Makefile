@@ -22,8 +22,8 @@ lab: install
 	$(VENV)/bin/jupyter lab --notebook-dir=notebooks --ip=127.0.0.1 $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 # Lint, then unit/property/browser tests and strict nbval over every notebook (outputs must match the committed
-# ones) in one pytest run on $(WORKERS) processes (pytest-xdist; --dist loadgroup: each file on one worker, so each
-# notebook in one kernel, except the minute-long parametrized runs of conftest.py's SPLIT, spread one by one).
+# ones) in one pytest run on $(WORKERS) processes (pytest-xdist; --dist loadfile: each file on one worker, so each
+# notebook in one kernel; the minute-long widget drives and model retrains are split over several files for it).
 WORKERS ?= 2
 # Strict nbval with no --nbval-sanitize-with file: no output needs sanitizing. The only ignored outputs are cells
 # marked "# NBVAL_IGNORE_OUTPUT" (widgets), each with its reason on line 2 (tests/test_notebook_hygiene.py).
@@ -32,7 +32,7 @@ NBVAL   := --nbval --nbval-current-env --nbval-cell-timeout=120 -p no:randomly
 # build/npm/ with `npm pack`, checked against their sha512, then reused (nothing is fetched when notebooks run).
 test: install lint
 	$(PY) tools/export_html.py --fetch-only
-	$(PY) -m pytest -n $(WORKERS) --dist loadgroup $(NBVAL) tests notebooks
+	$(PY) -m pytest -n $(WORKERS) --dist loadfile $(NBVAL) tests notebooks
 
 # The float-sensitive part of the suite again, on a second CPU kernel path (PyTorch's portable "default" kernels
 # instead of AVX2/AVX-512, MKL in its compatible mode, one thread): strict nbval over every notebook, the retrain
@@ -42,7 +42,7 @@ PORTABLE       := ATEN_CPU_CAPABILITY=default MKL_CBWR=COMPATIBLE OMP_NUM_THREAD
 FLOAT_SENSITIVE := tests/test_kernel_path.py $(wildcard tests/test_shipped_models*.py) tests/test_training_in_the_open.py \
                    tests/test_probing.py tests/test_pretrained.py $(wildcard tests/test_widget_choices*.py)
 test-portable: install
-	$(PORTABLE) $(PY) -m pytest -n $(WORKERS) --dist loadgroup $(NBVAL) $(FLOAT_SENSITIVE) notebooks
+	$(PORTABLE) $(PY) -m pytest -n $(WORKERS) --dist loadfile $(NBVAL) $(FLOAT_SENSITIVE) notebooks
 
 lint: install
 	$(VENV)/bin/ruff check

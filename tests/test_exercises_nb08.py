@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from notebook_cells import course_imports, solution_blocks  # tests/ is on sys.path under pytest
 
-from course_utils.exercises import NOT_ANSWERED, nb06, nb08, nb09, python_loops
+from course_utils.exercises import NOT_ANSWERED, calls_course_helper, nb06, nb08, nb09, python_loops
 from course_utils.measures.probing import five_sentence_traces, five_sentences, shared_positions, word_spread
 from course_utils.measures.similarity import mean_pairwise_cosine_distance
 
@@ -171,7 +171,19 @@ def test_python_loops_reads_the_source():
     assert python_loops(print) == []  # no Python source: nothing to say
     assert python_loops(_with_loops) == ["for (line 3)", "generator expression (line 4)"]
     assert nb06.python_loops is nb08.python_loops is python_loops  # one copy, in course_utils.exercises
-    assert nb08.names_used is nb09.names_used
+    assert nb08.calls_course_helper is nb09.calls_course_helper  # one copy of the helper refusal
+
+
+def test_calls_course_helper_names_the_helper(capsys):
+    def uses(V):
+        return mean_pairwise_cosine_distance(V)
+
+    assert calls_course_helper(uses, ("mean_pairwise_cosine_distance", "word_spread"), "calls {name} ({names})")
+    assert (
+        capsys.readouterr().out.strip().endswith("calls mean_pairwise_cosine_distance (mean_pairwise_cosine_distance)")
+    )
+    assert not calls_course_helper(my_word_spread, ("mean_pairwise_cosine_distance",), "calls {name}")
+    assert capsys.readouterr().out == ""  # the learner's own code: nothing printed
 
 
 def test_kept_object_accepts_the_worked_solution_and_compares_the_prediction(capsys):

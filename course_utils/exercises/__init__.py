@@ -73,6 +73,16 @@ def python_loops(fn) -> list[str]:
     ]
 
 
+def calls_course_helper(fn, names, message: str) -> bool:
+    """True (and ❌ message printed, with {name} the first helper found and {names} all of them) when fn's source
+    calls one of the course's own helpers `names` that the exercise asks the learner to write without.
+    Used by the checkers of notebooks 08 and 09."""
+    found = names_used(fn, names)
+    if found:
+        feedback(False, "", message.format(name=found[0], names=", ".join(found)))
+    return bool(found)
+
+
 def names_used(fn, names) -> list[str]:
     """The names from `names` that fn's source uses (as `name` or `module.name`), sorted; [] when the source
     cannot be read (a lambda inside a longer line, a function typed at a prompt).

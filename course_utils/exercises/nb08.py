@@ -4,11 +4,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from course_utils.exercises import feedback, names_used, no_function, not_answered, python_loops
+from course_utils.exercises import calls_course_helper, feedback, no_function, not_answered, python_loops
 
 MISLEADING_AGAIN = "i can eat bread book"  # exercise 3: the misleading sentence with another food
 MOVED_KEYS = {"encoder.0.self.x1": "can", "decoder.0.cross.x1": "kann"}  # exercise 2: key -> seed 0's mover
 _CHECKED_KEYS = (*MOVED_KEYS, "encoder.1.layer_out", "decoder.1.layer_out")  # more keys: no hard-coded words
+
+
+SPREAD_HELPER = (
+    "the numbers are right, but your function calls {name}, which computes the spread for you (with a loop inside). "
+    "Write it yourself: one matrix product for all cosines, then the pairs i < j."
+)
+WHOLE_JOB = (
+    "your function calls the course's {name}, which does the whole job. Stack each shared word's vectors from the "
+    "five traces yourself and take their spread with my_word_spread (or my_word_spread_of)."
+)
 
 
 def check_word_spread(fn) -> bool:
@@ -46,14 +56,9 @@ def check_word_spread(fn) -> bool:
                 f"for a ({V.shape[0]}, {V.shape[1]}) input you return {got:.4f}, expected {want:.4f}. "
                 "Use 1 - cosine (a distance, 0 for equal directions) and only pairs i < j (not i = j).",
             )
-    ready_made = names_used(fn, ("my_word_spread_of", "mean_pairwise_cosine_distance", "word_spread"))
-    if ready_made:
-        return feedback(
-            False,
-            "",
-            f"the numbers are right, but your function calls {ready_made[0]}, which computes the spread for you "
-            "(with a loop inside). Write it yourself: one matrix product for all cosines, then the pairs i < j.",
-        )
+    ready_made = ("my_word_spread_of", "mean_pairwise_cosine_distance", "word_spread")
+    if calls_course_helper(fn, ready_made, SPREAD_HELPER):
+        return False
     loops = python_loops(fn)
     if loops:
         return feedback(
@@ -91,14 +96,8 @@ def check_most_moved(fn, seed_traces, predicted_can=None, predicted_kann=None) -
     not_yet = "write the body of most_moved(traces, key) (it returns one word), then re-run the cell."
     if no_function(fn, not_yet, "pass your function itself, e.g. check_most_moved(most_moved, seed_traces, ...)."):
         return False
-    helpers = names_used(fn, ("word_spread", "spread_table", "spread_pivot"))
-    if helpers:
-        return feedback(
-            False,
-            "",
-            f"your function calls the course's {helpers[0]}, which does the whole job. Stack each shared word's "
-            "vectors from the five traces yourself and take their spread with my_word_spread (or my_word_spread_of).",
-        )
+    if calls_course_helper(fn, ("word_spread", "spread_table", "spread_pivot"), WHOLE_JOB):
+        return False
     found = {}
     for key in _CHECKED_KEYS:
         for s, traces in seed_traces.items():

@@ -12,7 +12,7 @@ import torch
 from course_utils.core.data import encode_source, encode_target, pad_batch
 from course_utils.core.places import PLACES, trace_key
 from course_utils.core.precision import DTYPE
-from course_utils.exercises import feedback, names_used, not_answered
+from course_utils.exercises import calls_course_helper, feedback, not_answered
 from course_utils.inspect.interventions import ablate_head
 from course_utils.inspect.tracing import patch
 from course_utils.measures.attention_stats import head_statistics
@@ -64,18 +64,18 @@ MISTAKES = {
 }
 
 
+OWN_VERSION = (
+    "head_detector calls {names}, the course's own version: compute the masses from batch.weights yourself "
+    "(itself_mass, previous_mass and aligned_mass_of are allowed)."
+)
+
+
 def check_head_detector(head_detector, batch) -> bool:
     """head_detector(batch, place, layer, head) -> {"itself": .., "previous": ..} (self-attention) or
     {"aligned": ..} (cross), each the mean over every real query of every pair, as attention_stats.head_statistics.
     Used in notebook 09 §2 (its exercise)."""
-    ready_made = names_used(head_detector, ("head_statistics",))
-    if ready_made:
-        return feedback(
-            False,
-            "",
-            f"head_detector calls {', '.join(ready_made)}, the course's own version: compute the masses from "
-            "batch.weights yourself (itself_mass, previous_mass and aligned_mass_of are allowed).",
-        )
+    if calls_course_helper(head_detector, ("head_statistics",), OWN_VERSION):
+        return False
     stats = head_statistics(batch)
     heads_ = [(p, layer, h) for p in PLACES for layer in range(batch.n_layers) for h in range(batch.n_heads)]
     try:
