@@ -4,14 +4,14 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import pytest  # noqa: E402
-from matplotlib.colors import to_hex  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+import matplotlib.pyplot as plt
+import pytest
+from matplotlib.colors import to_hex
+from matplotlib.figure import Figure
 
-from course_utils.core.errors import ConfigError  # noqa: E402
-from course_utils.core.places import PLACE_NAMES  # noqa: E402
-from course_utils.views.diagrams import (  # noqa: E402
+from course_utils.core.errors import ConfigError
+from course_utils.core.places import PLACE_NAMES
+from course_utils.views.diagrams import (
     DPI,
     WIDTH,
     draw_attention_path,
@@ -19,8 +19,8 @@ from course_utils.views.diagrams import (  # noqa: E402
     draw_layer,
     draw_multi_head,
 )
-from course_utils.views.style import KIND_COLOURS  # noqa: E402
-from course_utils.views.widgets import figure_png  # noqa: E402
+from course_utils.views.style import KIND_COLOURS
+from course_utils.views.widgets import figure_png
 
 DRAWINGS = {
     "path": lambda: draw_attention_path(),

@@ -7,25 +7,25 @@ from __future__ import annotations
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pytest  # noqa: E402
-import torch  # noqa: E402
-from notebook_cells import solution_blocks  # noqa: E402  (tests/ is on sys.path under pytest)
+import matplotlib.pyplot as plt
+import pytest
+import torch
+from notebook_cells import solution_blocks  # tests/ is on sys.path under pytest
 
-from course_utils.core.errors import UnknownWordError  # noqa: E402
+from course_utils.core.errors import UnknownWordError
 from course_utils.core.toys import TOY_VOCAB, TOY_WQ, one_hot
-from course_utils.exercises import NOT_ANSWERED  # noqa: E402
-from course_utils.exercises.nb02 import (  # noqa: E402
+from course_utils.exercises import NOT_ANSWERED
+from course_utils.exercises.nb02 import (
     check_cross_rows,
     check_qkv_by_hand,
     check_qkv_layers,
     check_same_q_prediction,
     check_toy_query,
 )
-from course_utils.inspect.tracing import run_with_trace  # noqa: E402
+from course_utils.inspect.tracing import run_with_trace
 from course_utils.measures.qkv import places_table, qkv_of_sentence, word_qkv
 from course_utils.measures.weight_maps import head_banks, query_bank
-from course_utils.training.zoo import load_standard_model  # noqa: E402
+from course_utils.training.zoo import load_standard_model
 from course_utils.views.qkv import plot_word_qkv
 
 

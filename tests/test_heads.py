@@ -12,14 +12,14 @@ import pytest
 import torch
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
-from course_utils.core.data import load_pairs  # noqa: E402
-from course_utils.core.errors import UnknownWordError  # noqa: E402
-from course_utils.core.places import PLACES  # noqa: E402
-from course_utils.inspect.interventions import ablate_head, uniform_attention  # noqa: E402
-from course_utils.inspect.tracing import patch, run_with_trace  # noqa: E402
-from course_utils.measures.attention_stats import (  # noqa: E402
+from course_utils.core.data import load_pairs
+from course_utils.core.errors import UnknownWordError
+from course_utils.core.places import PLACES
+from course_utils.inspect.interventions import ablate_head, uniform_attention
+from course_utils.inspect.tracing import patch, run_with_trace
+from course_utils.measures.attention_stats import (
     BatchTrace,
     head_difference,
     head_differences,
@@ -28,10 +28,10 @@ from course_utils.measures.attention_stats import (  # noqa: E402
     role_attention,
     trace_pairs,
 )
-from course_utils.measures.interventions import accuracy, score_interventions  # noqa: E402
-from course_utils.measures.qkv import query_inputs  # noqa: E402
-from course_utils.measures.roles import aligned_mass, english_roles, german_roles  # noqa: E402
-from course_utils.measures.weight_maps import (  # noqa: E402
+from course_utils.measures.interventions import accuracy, score_interventions
+from course_utils.measures.qkv import query_inputs
+from course_utils.measures.roles import aligned_mass, english_roles, german_roles
+from course_utils.measures.weight_maps import (
     attention_module,
     english_words,
     ov_map,
@@ -40,10 +40,10 @@ from course_utils.measures.weight_maps import (  # noqa: E402
     vocab_scores,
     word_parts,
 )
-from course_utils.training.train import exact_match  # noqa: E402
-from course_utils.views.heads import plot_vocab_scores  # noqa: E402
-from course_utils.views.heatmaps import plot_attention  # noqa: E402
-from course_utils.views.widgets import render  # noqa: E402
+from course_utils.training.train import exact_match
+from course_utils.views.heads import plot_vocab_scores
+from course_utils.views.heatmaps import plot_attention
+from course_utils.views.widgets import render
 
 # ---------------------------------------------------------------- roles and alignment
 

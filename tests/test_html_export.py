@@ -24,7 +24,7 @@ from conftest import missing_tool
 from course_utils.views.clientside.base import NPM_PACKAGES, VEGA_FILES, VEGA_STATIC_DIR, ClientSideView
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-from export_html import NPM, STATIC, URLS, AssetError, export, heading  # noqa: E402  (build tooling lives in tools/)
+from export_html import NPM, STATIC, URLS, AssetError, export, heading  # build tooling lives in tools/
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb"))
 WIDGET = "application/vnd.jupyter.widget-view+json"

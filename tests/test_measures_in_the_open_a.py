@@ -10,7 +10,7 @@ import itertools
 import numpy as np
 import pytest
 import torch
-from notebook_cells import definitions  # noqa: E402  (tests/ is on sys.path under pytest)
+from notebook_cells import definitions  # tests/ is on sys.path under pytest
 
 from course_utils.measures.clustering import PAIR, context_distance_table, kind_separation, word_vector
 from course_utils.measures.probing import (

@@ -9,7 +9,7 @@ nbval).
 
 import pytest
 import torch
-from notebook_cells import definitions  # noqa: E402  (tests/ is on sys.path under pytest)
+from notebook_cells import definitions  # tests/ is on sys.path under pytest
 
 from course_utils.core.data import load_pairs
 from course_utils.core.model import translate_batch

@@ -9,15 +9,15 @@ import pytest
 import torch
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.text import Text  # noqa: E402
+import matplotlib.pyplot as plt
+from matplotlib.text import Text
 
-from course_utils.core.data import load_probes  # noqa: E402
-from course_utils.core.model import ModelConfig, build_model  # noqa: E402
-from course_utils.core.places import VECTOR_KINDS  # noqa: E402
-from course_utils.core.precision import close_to_stored  # noqa: E402
-from course_utils.inspect.tracing import run_with_trace  # noqa: E402
-from course_utils.measures.probing import (  # noqa: E402
+from course_utils.core.data import load_probes
+from course_utils.core.model import ModelConfig, build_model
+from course_utils.core.places import VECTOR_KINDS
+from course_utils.core.precision import close_to_stored
+from course_utils.inspect.tracing import run_with_trace
+from course_utils.measures.probing import (
     TOLERANCE,
     WORD_ORDER,
     WORD_ORDER_TARGET,
@@ -39,8 +39,8 @@ from course_utils.measures.probing import (  # noqa: E402
     word_permutation,
     word_spread,
 )
-from course_utils.training.zoo import load_standard_model  # noqa: E402
-from course_utils.views.probing import DISTANCE_FLOOR, plot_five, plot_same_word_distance, plot_word_order  # noqa: E402
+from course_utils.training.zoo import load_standard_model
+from course_utils.views.probing import DISTANCE_FLOOR, plot_five, plot_same_word_distance, plot_word_order
 
 
 @pytest.fixture(scope="module")

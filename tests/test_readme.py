@@ -29,12 +29,6 @@ def ledger_rows() -> dict[str, list[str]]:
     return rows
 
 
-def test_notebook_map_lists_every_notebook():
-    assert NOTEBOOKS, "no notebooks found"
-    for nb in NOTEBOOKS:
-        assert f"notebooks/{nb.name}" in README, f"{nb.name} is missing from the README's notebook map"
-
-
 def test_every_claim_id_has_a_ledger_row():
     rows = ledger_rows()
     assert sorted(rows, key=CLAIM_IDS.index) == CLAIM_IDS

@@ -10,16 +10,16 @@ import pytest
 import torch
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
-from course_utils.core.data import load_pairs  # noqa: E402
-from course_utils.core.places import PLACES, trace_key  # noqa: E402
-from course_utils.core.toys import toy_embeddings  # noqa: E402
+from course_utils.core.data import load_pairs
+from course_utils.core.places import PLACES, trace_key
+from course_utils.core.toys import toy_embeddings
 from course_utils.inspect.tracing import (
-    record_batch,  # noqa: E402
-    run_with_trace,  # noqa: E402
+    record_batch,
+    run_with_trace,
 )
-from course_utils.measures.attention_stats import (  # noqa: E402
+from course_utils.measures.attention_stats import (
     DIVISORS,
     divisor_value,
     entropy,
@@ -29,9 +29,9 @@ from course_utils.measures.attention_stats import (  # noqa: E402
     score_stats,
     trace_pairs,
 )
-from course_utils.views.heatmaps import plot_attention  # noqa: E402
-from course_utils.views.scaling import plot_scaling  # noqa: E402
-from course_utils.views.widgets import render  # noqa: E402
+from course_utils.views.heatmaps import plot_attention
+from course_utils.views.scaling import plot_scaling
+from course_utils.views.widgets import render
 
 
 def test_toy_embeddings():
@@ -108,28 +108,9 @@ def test_record_batch_matches_single_traces(course):
         assert torch.allclose(w[b, :, :n, :n], t["encoder.0.self.weights"], atol=1e-5)
 
 
-def test_notebook_row_entropy_is_the_librarys_entropy():
-    """Notebook 03 writes the entropy of a row by hand; it must agree with entropy of
-    measures/attention_stats.py (used in the tables)."""
-    import json
-    from pathlib import Path
-
-    nb = json.loads((Path(__file__).parents[1] / "notebooks/03_scaled_dot_product_attention.ipynb").read_text())
-    (src,) = [
-        "".join(c["source"])
-        for c in nb["cells"]
-        if c["cell_type"] == "code" and "def row_entropy" in "".join(c["source"])
-    ]
-    namespace = {"torch": torch, "math": math, "entropy": entropy}
-    exec(src, namespace)  # the cell defines row_entropy and checks it on three rows
-    w = torch.softmax(torch.randn(3, 5, 7, generator=torch.Generator().manual_seed(0)) * 4, dim=-1)
-    w[0, 0] = torch.tensor([1.0, 0, 0, 0, 0, 0, 0])
-    assert torch.allclose(namespace["row_entropy"](w), entropy(w), atol=1e-6)
-
-
 def test_mean_row_entropy_is_the_mean_over_every_real_row(course):
     """Expected value computed here, row by row in plain Python, from the recorded weights and the lengths."""
-    batch = trace_pairs(course.model, load_pairs("train")[:12])
+    batch = trace_pairs(course.model, load_pairs("train")[::20])  # 12 pairs of different lengths: padding
     for place in PLACES:
         w = batch.weights[trace_key(place, 0, "weights")]  # (B, H, Tq, Tk)
         values = []
@@ -142,6 +123,9 @@ def test_mean_row_entropy_is_the_mean_over_every_real_row(course):
                     values.append(-sum(p * math.log(p) for p in w[b, h, i, :nk].tolist() if p > 0))
         min_keys = 2 if place == "decoder self" else 1
         assert mean_row_entropy(batch, place, 0, min_keys) == pytest.approx(sum(values) / len(values), abs=1e-9)
+        # a broken copy that also averages the padded query rows (all of Tq) misses the expected value
+        padded = -(w * torch.log(w.clamp_min(1e-300))).sum(-1)[:, :, 1 if place == "decoder self" else 0 :]
+        assert abs(float(padded.mean()) - sum(values) / len(values)) > 1e-3, place
     one_hot = trace_pairs(course.model, load_pairs("train")[:1])
     one_hot.weights = {
         k: torch.zeros_like(v).index_fill_(-1, torch.tensor([0]), 1.0) for k, v in one_hot.weights.items()

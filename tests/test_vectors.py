@@ -8,11 +8,11 @@ import math
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
 
-from course_utils.core.errors import CourseInputError  # noqa: E402
+from course_utils.core.errors import CourseInputError
 from course_utils.core.toys import SENTENCES_2D, SENTENCES_3D, WORDS_2D
 from course_utils.measures.sentence_vectors import as_matrix, cosine_matrix_of, dot_matrix, topic, topic_check
 from course_utils.measures.similarity import cosine, dot

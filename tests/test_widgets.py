@@ -5,18 +5,18 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import itertools  # noqa: E402
+import itertools
 
-import ipywidgets  # noqa: E402
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+import ipywidgets
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-import course_utils.views.widgets as views_widgets  # noqa: E402
-from course_utils.core.errors import CourseInputError, ShapeError, UnknownWordError  # noqa: E402
-from course_utils.views.widgets import (  # noqa: E402  # noqa: E402
+import course_utils.views.widgets as views_widgets
+from course_utils.core.errors import CourseInputError, ShapeError, UnknownWordError
+from course_utils.views.widgets import (
     UNKNOWN_WORD,
     built,
     choice,

@@ -44,7 +44,23 @@ def no_function(fn, not_yet: str, usage: str) -> bool:
     return False
 
 
-def check_true_false(prediction, answer: bool, *, not_yet: str, wrong: str, right: str) -> bool:
+def learner_number(fn, arg, not_yet: str, name: str = "your function", where: str = ""):
+    """fn(arg) as a float; or False, with its one line printed, when fn raised ("❌ {name} raised E: ...{where}"),
+    returned None (✍ not_yet: its body is not written yet) or returned something that is not one number.
+    Callers test `if got is False` (a result of 0.0 is a number). Used by the checkers of notebooks 06 and 08."""
+    try:
+        got = fn(arg)
+    except Exception as exc:  # the learner's code may raise anything
+        return feedback(False, "", f"{name} raised {type(exc).__name__}: {exc}{where}")
+    if got is None:
+        return not_answered(not_yet)
+    try:
+        return float(got)
+    except (TypeError, ValueError):
+        return feedback(False, "", f"return one number, not {type(got).__name__}.")
+
+
+def check_true_false(prediction, answer: bool, not_yet: str, wrong: str, right: str) -> bool:
     """A True/False prediction: not answered (None), not a bool, wrong (prints `wrong`) or right (`right`).
     Used by the prediction checkers of notebooks 01 and 02."""
     if prediction is None:

@@ -96,19 +96,18 @@ def check_nearest_to_cake(sentence) -> bool:
     )
 
 
-SAME_TOPIC = {  # the messages of check_same_topic_prediction
-    "not_yet": "set my_prediction to True or False before the table.",
-    "wrong": "you predicted True, the table says False: the dot product grows with length, and the long "
-    "'read newspaper' arrow lifts a cross-topic pair above a same-topic one.",
-    "right": "right: by dot product one cross-topic pair beats a same-topic pair (length counts).",
-}
+SAME_TOPIC = (  # check_same_topic_prediction: not answered, wrong, right
+    "set my_prediction to True or False before the table.",
+    "you predicted True, the table says False: the dot product grows with length, and the long 'read newspaper' arrow lifts a cross-topic pair above a same-topic one.",
+    "right: by dot product one cross-topic pair beats a same-topic pair (length counts).",
+)
 
 
 def check_same_topic_prediction(prediction) -> bool:
     """Predict before you look: by dot product, does every same-topic pair of the six 2-D sentences beat every
     cross-topic pair? (No: 'drink beer' · 'read newspaper' beats 'eat apple' · 'eat bread'.)
     Used in notebook 01 (Six sentences as arrows)."""
-    return check_true_false(prediction, False, **SAME_TOPIC)
+    return check_true_false(prediction, False, *SAME_TOPIC)
 
 
 def check_eat_cake(vector) -> bool:

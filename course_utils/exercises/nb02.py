@@ -105,19 +105,18 @@ def check_qkv_by_hand(project) -> bool:
     return feedback(True, "my_project(X, layer) = layer(X), for a square and for a 4 -> 3 layer.", "")
 
 
-SAME_Q = {  # the messages of check_same_q_prediction
-    "not_yet": "set my_prediction to True or False before the next cell.",
-    "wrong": "you predicted different, the cell says the same: W^Q reads each word's own vector (word + position), "
-    "one row at a time, so the other words cannot change it.",
-    "right": "right: a linear layer reads one word's vector at a time, so 'eat' has the same query.",
-}
+SAME_Q = (  # check_same_q_prediction: not answered, wrong, right
+    "set my_prediction to True or False before the next cell.",
+    "you predicted different, the cell says the same: W^Q reads each word's own vector (word + position), one row at a time, so the other words cannot change it.",
+    "right: a linear layer reads one word's vector at a time, so 'eat' has the same query.",
+)
 
 
 def check_same_q_prediction(prediction) -> bool:
     """Predict before you look: is the layer-0 query of 'eat' exactly the same in 'we want to eat apple' and in
     'we want to eat bread'? (Yes: W^Q reads one word's vector at a time.)
     Used in notebook 02 §2 (its exercise)."""
-    return check_true_false(prediction, True, **SAME_Q)
+    return check_true_false(prediction, True, *SAME_Q)
 
 
 def check_toy_query(query) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from course_utils.exercises import feedback, no_function, not_answered, python_loops
+from course_utils.exercises import feedback, learner_number, no_function, not_answered, python_loops
 from course_utils.measures.clustering import PAIR, word_vector
 from course_utils.measures.similarity import cosine_distance, pairwise_spread, relative_distance
 
@@ -25,13 +25,9 @@ def check_pairwise_spread(fn) -> bool:
         "two vectors": np.array([[1.0, 0.0], [0.0, 1.0]]),
     }
     for name, X in cases.items():
-        try:
-            got = fn(X)
-        except Exception as exc:  # the learner's code may raise anything
-            return feedback(False, "", f"my_pairwise_spread raised {type(exc).__name__}: {exc} (on {name}).")
-        if got is None:
-            return not_answered(not_yet)
-        got = float(got)
+        got = learner_number(fn, X, not_yet, "my_pairwise_spread", f" (on {name}).")
+        if got is False:
+            return False
         want = pairwise_spread(X)
         if not np.isfinite(got) or abs(got - want) > 1e-6 * max(1.0, want):
             hint = (

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from course_utils.exercises import calls_course_helper, feedback, no_function, not_answered, python_loops
+from course_utils.exercises import (
+    calls_course_helper,
+    feedback,
+    learner_number,
+    no_function,
+    not_answered,
+    python_loops,
+)
 
 MISLEADING_AGAIN = "i can eat bread book"  # exercise 3: the misleading sentence with another food
 MOVED_KEYS = {"encoder.0.self.x1": "can", "decoder.0.cross.x1": "kann"}  # exercise 2: key -> seed 0's mover
@@ -38,16 +45,9 @@ def check_word_spread(fn) -> bool:
         np.array([[1.0, 0.0], [0.0, 2.0], [-1.0, 0.0]]),
     ]
     for V in cases:
-        try:
-            got = fn(V.copy())
-        except Exception as exc:  # the learner's code may fail in any way
-            return feedback(False, "", f"your function raised {type(exc).__name__}: {exc}")
-        if got is None:
-            return not_answered(not_yet)
-        try:
-            got = float(got)
-        except (TypeError, ValueError):
-            return feedback(False, "", f"return one number, not {type(got).__name__}.")
+        got = learner_number(fn, V.copy(), not_yet)
+        if got is False:
+            return False
         want = mean_pairwise_cosine_distance(V)
         if not abs(got - want) < 1e-6:
             return feedback(
