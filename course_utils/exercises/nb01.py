@@ -98,7 +98,8 @@ def check_nearest_to_cake(sentence) -> bool:
 
 SAME_TOPIC = (  # check_same_topic_prediction: not answered, wrong, right
     "set my_prediction to True or False before the table.",
-    "you predicted True, the table says False: the dot product grows with length, and the long 'read newspaper' arrow lifts a cross-topic pair above a same-topic one.",
+    "you predicted True, the table says False: the dot product grows with length, and the long "
+    "'read newspaper' arrow lifts a cross-topic pair above a same-topic one.",
     "right: by dot product one cross-topic pair beats a same-topic pair (length counts).",
 )
 

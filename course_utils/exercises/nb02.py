@@ -107,7 +107,8 @@ def check_qkv_by_hand(project) -> bool:
 
 SAME_Q = (  # check_same_q_prediction: not answered, wrong, right
     "set my_prediction to True or False before the next cell.",
-    "you predicted different, the cell says the same: W^Q reads each word's own vector (word + position), one row at a time, so the other words cannot change it.",
+    "you predicted different, the cell says the same: W^Q reads each word's own vector (word + position), "
+    "one row at a time, so the other words cannot change it.",
     "right: a linear layer reads one word's vector at a time, so 'eat' has the same query.",
 )
 

@@ -191,5 +191,8 @@ def five_view(
         .properties(title=alt.Title(alt.ExprRef(expr=title_expr), anchor="start"))
     )  # fmt: skip
     n = {k: len(v) for k, v in controls.items()}
-    what = f"The five sentences in one projection: interactive view of {n['places']} place sets × {n['layer']} layers × {n['kinds']} kind sets (one PCA each, all heads)"
+    what = (
+        f"The five sentences in one projection: interactive view of {n['places']} place sets × {n['layer']} layers"
+        f" × {n['kinds']} kind sets (one PCA each, all heads)"
+    )
     return chart_view(chart, what)

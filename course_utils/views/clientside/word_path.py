@@ -247,5 +247,8 @@ def word_path_view(
         .properties(title=alt.Title(alt.ExprRef(expr=title_expr), anchor="start"))
     )
     n = {k: len(v) for k, v in controls.items()}
-    what = f"A word's path over epochs {' → '.join(map(str, epochs))}: interactive view of {n['word']} words × {n['layer']} layers × {n['place']} places × {n['kinds']} kind sets (one PCA each, all heads)"
+    what = (
+        f"A word's path over epochs {' → '.join(map(str, epochs))}: interactive view of {n['word']} words"
+        f" × {n['layer']} layers × {n['place']} places × {n['kinds']} kind sets (one PCA each, all heads)"
+    )
     return chart_view(chart, what)
