@@ -17,7 +17,17 @@ SHIPPED = [(name, seed) for name, (_, seeds) in STANDARD_MODELS.items() for seed
 # 2.3e-3 in the weights and 5.6e-3 in the snapshots' attention weights (seeds 0-4). Its retrain is compared within
 # CHAOTIC_ATOL, about ten times that, and exactly on what training decides: the exact-match history and every
 # translation. Notebooks only read the shipped file, so their outputs do not move with the CPU.
-CHAOTIC_ATOL = {"saturated": 5e-2}
+# Seed 1 of the blog's 1-layer model has loss spikes between epochs 10 and 28 (Adam on a small model; loss 0.022 at
+# epoch 15, back up to 0.067 at epoch 22), and there a kernel-path difference grows too: 6e-12 in the weights after
+# 10 epochs, 9e-11 after 20, 4.9e-6 after 30 (AVX2 vs the portable kernels; the other four seeds stay below 7e-12).
+# It is compared within 5e-4, a hundred times that, and exactly on its exact-match history and translations; one
+# epoch more moves its weights by 4.9e-3, ten times the tolerance (tests/test_shipped_models.py).
+CHAOTIC_ATOL = {"saturated": 5e-2, ("blog", 1): 5e-4}
+
+
+def chaotic_atol(name, seed):
+    """The tolerance of a chaotic retrain (by kind, or by kind and seed), or None for the ordinary STORED_ATOL."""
+    return CHAOTIC_ATOL.get(name, CHAOTIC_ATOL.get((name, seed)))
 
 
 def check_reproduces_shipped_model(name, seed, request):
@@ -31,9 +41,10 @@ def check_reproduces_shipped_model(name, seed, request):
     assert shipped.model.tgt_vocab.itos == fresh.model.tgt_vocab.itos
     a, b = shipped.model.state_dict(), fresh.model.state_dict()
     assert all(t.dtype == torch.float64 for t in a.values()), "shipped weights are float64"
-    chaotic = name in CHAOTIC_ATOL
+    atol = chaotic_atol(name, seed)
+    chaotic = atol is not None
     if chaotic:
-        assert max_difference(a, b) <= CHAOTIC_ATOL[name]
+        assert max_difference(a, b) <= atol
     else:
         assert_weights_match(a, b)
     for h1, h2 in zip(shipped.history, fresh.history, strict=True):
@@ -49,7 +60,7 @@ def check_reproduces_shipped_model(name, seed, request):
             assert (trace.src_tokens, trace.tgt_tokens) == (other.src_tokens, other.tgt_tokens)
             if chaotic:  # the attention weights, which is what notebook 03 reads of these snapshots
                 weights = [k for k in trace.keys() if k.endswith(".weights")]
-                assert max(max_difference(trace[k], other[k]) for k in weights) <= CHAOTIC_ATOL[name]
+                assert max(max_difference(trace[k], other[k]) for k in weights) <= atol
             else:
                 assert close_to_stored(trace.tensors, other.tensors), (epoch, sentence)
 

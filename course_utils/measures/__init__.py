@@ -12,4 +12,5 @@ roles             09: word roles and cross-attention's aligned word
 interventions     04, 06, 08, 09: patched models scored by exact match
 pretrained        10: paraphrase cosines, head masses and ablations of MiniLM
 tables            seed verdicts and ranges, styled cosine tables
+verdicts          every cut-off in one place, margins, borderline verdicts, baselines beside trained values
 """

@@ -5,8 +5,9 @@
     load_standard_model("saturated", 3)       # PyTorch's default init, seed 3 (notebook 03 §8)
     course_model("one_head", 2)               # the same model trained again from scratch, deterministic
 
-STANDARD_MODELS: "learned" (the source blog's setting), "sinusoidal" and "none" (other positional encodings,
-seed 0 only; notebook 07), "one_head" (notebooks 04 §6, 09 §4) and "saturated" (notebook 03 §8).
+STANDARD_MODELS: "learned" (the course model: the source blog's sizes and init, 2 layers of 2 heads), "blog" (the
+blog's own model: 1 layer, 1 head; every blog claim is judged on it first), "sinusoidal" and "none" (other
+positional encodings, seed 0 only; notebook 07), "one_head" (notebooks 04 §6, 09 §4) and "saturated" (notebook 03 §8).
 `make models` (python -m course_utils.training.zoo) retrains and rewrites every file;
 tests/test_shipped_models.py checks that the code reproduces them.
 """
@@ -15,9 +16,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from course_utils.core.data import load_probes
+from course_utils.core.data import build_vocabs, load_pairs, load_probes
 from course_utils.core.errors import ConfigError
-from course_utils.core.model import ModelConfig
+from course_utils.core.model import ModelConfig, build_model
+from course_utils.core.precision import course_precision
 from course_utils.training.files import load_course_model, save_course_model
 from course_utils.training.train import TrainConfig, TrainResult, train
 
@@ -32,6 +34,9 @@ STANDARD_MODELS: dict[str, tuple[ModelConfig, tuple[int, ...]]] = {
     "none": (ModelConfig(pos_encoding="none"), (0,)),
     "one_head": (ModelConfig(n_heads=1), SEEDS),  # notebook 04: does splitting into heads help?
     "saturated": (ModelConfig(init="torch_default"), SEEDS),  # notebook 03: PyTorch's default init, a lesson
+    # the source blog's own model as its code builds it: 1 encoder and 1 decoder layer, 1 head, d_model 64, d_ff 128,
+    # Xavier on every weight; every blog claim is judged on it first, the course model gives a second reading
+    "blog": (ModelConfig(n_layers=1, n_heads=1), SEEDS),
 }
 
 
@@ -46,13 +51,13 @@ def _check_standard(name: str, seed: int) -> tuple[ModelConfig, tuple[int, ...]]
 
 def standard_probes(name: str = "learned", seed: int = 0) -> dict[str, str | None]:
     """The probe sentences snapshotted at epochs 1, 15, 30 in a shipped file: every probe for seed 0 of the
-    three positional-encoding models; the blog's context pair for the other seeds (small files); none for
-    the 1-head models (only their weights and history are needed).
+    three positional-encoding models and every seed of the blog's 1-layer model (small files); the blog's context
+    pair for the other seeds; none for the 1-head models (only their weights and history are needed).
     Used by course_model: the shipped snapshots that notebooks 05 §6, 06 and 08 read."""
     _check_standard(name, seed)
     if name == "one_head":
         return {}
-    if seed == 0 and name in ("learned", "sinusoidal", "none"):
+    if name == "blog" or (seed == 0 and name in ("learned", "sinusoidal", "none")):
         return load_probes()
     return load_probes("context_pair")
 
@@ -60,12 +65,23 @@ def standard_probes(name: str = "learned", seed: int = 0) -> dict[str, str | Non
 def course_model(name: str = "learned", seed: int = 0, log=None) -> TrainResult:
     """Train a standard course model from scratch (deterministic, ~2 s on one CPU thread).
 
-    name: "learned" (the source blog's setting), "sinusoidal", "none", "one_head" or "saturated"
+    name: "learned" (the course model), "blog" (the blog's 1-layer, 1-head model), "sinusoidal", "none", "one_head" or "saturated"
     (see STANDARD_MODELS); seed: one of the shipped seeds.
     Used by write_standard_models (`make models`); notebook 05 §3 trains the same model in the open.
     """
     cfg, _ = _check_standard(name, seed)
     return train(cfg, TrainConfig(seed=seed), probes=standard_probes(name, seed), log=log)
+
+
+def untrained_standard_model(name: str = "learned", seed: int = 0):
+    """The model `course_model(name, seed)` starts from: the same config, vocabularies and initial weights,
+    0 epochs (in eval mode). The baseline beside every "learned" or "different" verdict (measures.verdicts).
+    Used in notebooks 02, 04, 06, 08 and 09 (the untrained column of each baseline table)."""
+    cfg, _ = _check_standard(name, seed)
+    with course_precision():
+        src_vocab, tgt_vocab = build_vocabs(load_pairs("train"))
+        model = build_model(cfg, src_vocab, tgt_vocab, seed=TrainConfig(seed=seed).seed)
+    return model.eval()
 
 
 def standard_model_path(name: str = "learned", seed: int = 0) -> Path:

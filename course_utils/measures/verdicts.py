@@ -1,0 +1,120 @@
+"""Cut-offs and baselines: every threshold a verdict uses, fixed here before measuring, and how a verdict clears it.
+
+    cut = CUTOFFS["practical_difference"]          # a Cutoff: name, value, direction, what it means, where used
+    judge({0: 0.45, 1: 1.4, 3: 0.01}, cut)         # a Judgement: holds on 2/3 seeds, each seed's margin, borderline?
+    beside_baseline(trained, untrained)            # a per-seed table: trained, untrained (same init, 0 epochs), gain
+    BY_CONSTRUCTION                                 # the verdict word for a fact that holds for any weights of a shape
+
+A verdict about a trained model says how far each seed is from the cut-off (its margin). When the smallest margin
+is smaller than the seed-to-seed spread of the measured values, the verdict is "borderline": another seed could
+fall on the other side. A fact that follows from the shapes alone (a rank, an identity of the algebra) is marked
+BY_CONSTRUCTION instead of being counted over seeds: a seed count would suggest it could have come out otherwise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+BY_CONSTRUCTION = "holds by construction"  # for any weights of this shape; no seed count
+
+
+@dataclass(frozen=True)
+class Cutoff:
+    """A threshold fixed before measuring: a value passes when it is above (direction ">") or below ("<") it.
+    Used in notebooks 04-10 (every verdict that compares a number with a cut-off; listed in CUTOFFS), by judge."""
+
+    name: str
+    value: float
+    direction: str  # ">": the claim holds when the value is above the cut-off; "<": when it is below
+    meaning: str  # what passing means, in words
+
+    def __post_init__(self):
+        if self.direction not in (">", "<"):
+            raise ValueError(f"a cut-off's direction is '>' or '<'; got {self.direction!r}")
+
+    def margin(self, value: float) -> float:
+        """How far `value` is on the passing side of the cut-off (negative: on the failing side).
+        Used by judge (every verdict's printed margin)."""
+        return float(value) - self.value if self.direction == ">" else self.value - float(value)
+
+    def passes(self, value: float) -> bool:
+        """Is `value` strictly on the passing side? Used by judge."""
+        return self.margin(value) > 0
+
+    def __str__(self) -> str:
+        return f"{self.name} {self.direction} {self.value:g} ({self.meaning})"
+
+
+def _cutoffs(*cuts: Cutoff) -> dict[str, Cutoff]:
+    return {c.name: c for c in cuts}
+
+
+# Every cut-off a verdict uses, in one place. Each was chosen before the measurement it judges.
+CUTOFFS: dict[str, Cutoff] = _cutoffs(
+    # notebooks 06, 10 (B5): a word's vectors in two sentences differ "in practice"
+    Cutoff("practical_difference", 0.1, ">", "differs by more than a tenth of its length"),
+)
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """How a claim fares over the seeds against one cut-off: the per-seed values and margins, and the verdict.
+    Used in notebooks 04-10 wherever a verdict compares a number with a cut-off (made by judge)."""
+
+    cutoff: Cutoff
+    values: dict
+    margins: dict
+    verdict: str  # "holds", "false", "seed-dependent" or "borderline"
+    holds_on: tuple
+
+    @property
+    def spread(self) -> float:
+        """The seed-to-seed spread of the values (max - min). Used by judge and the Judgement's text."""
+        vals = list(self.values.values())
+        return max(vals) - min(vals)
+
+    def __str__(self) -> str:
+        n, k = len(self.values), len(self.holds_on)
+        smallest = min(self.margins.values(), key=abs)
+        text = f"{self.verdict} ({k}/{n} seeds pass {self.cutoff.name} {self.cutoff.direction} {self.cutoff.value:g}"
+        text += f"; smallest margin {smallest:+.3g}, seed spread {self.spread:.3g})"
+        return text
+
+
+def judge(values: dict, cutoff: Cutoff) -> Judgement:
+    """{seed: measured value} against a cut-off -> a Judgement.
+
+    "holds" / "false": every seed on the same side, and the smallest margin at least the seed-to-seed spread;
+    "borderline": every seed on the same side but some seed nearer to the cut-off than the seeds are to each other;
+    "seed-dependent": seeds on both sides.
+    Used in notebooks 04-10 wherever a verdict compares a number with a cut-off.
+    """
+    if not values:
+        raise ValueError("judge needs at least one seed's value")
+    if not isinstance(cutoff, Cutoff):
+        raise TypeError(f"judge needs a Cutoff (see CUTOFFS); got {type(cutoff).__name__}")
+    margins = {s: cutoff.margin(v) for s, v in values.items()}
+    holds_on = tuple(s for s, m in margins.items() if m > 0)
+    vals = [float(v) for v in values.values()]
+    spread = max(vals) - min(vals)
+    if 0 < len(holds_on) < len(values):
+        verdict = "seed-dependent"
+    elif min(abs(m) for m in margins.values()) < spread:
+        verdict = "borderline"
+    else:
+        verdict = "holds" if holds_on else "false"
+    return Judgement(cutoff, dict(values), margins, verdict, holds_on)
+
+
+def beside_baseline(trained: dict, baseline: dict, name: str = "value", baseline_name: str = "untrained"):
+    """Per-seed table of a measure after training beside its baseline (the same init before training, or chance),
+    with the difference: the "learned" part is the difference, not the trained value.
+    Used in notebooks 02, 04, 09 wherever a verdict says "learned" or "different" (beside the untrained model)."""
+    if trained.keys() != baseline.keys():
+        raise ValueError(f"trained and baseline need the same seeds; got {sorted(trained)} and {sorted(baseline)}")
+    df = pd.DataFrame({name: pd.Series(trained), baseline_name: pd.Series(baseline)})
+    df["difference"] = df[name] - df[baseline_name]
+    df.index.name = "seed"
+    return df
