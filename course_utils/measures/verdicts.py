@@ -53,8 +53,13 @@ def _cutoffs(*cuts: Cutoff) -> dict[str, Cutoff]:
 
 # Every cut-off a verdict uses, in one place. Each was chosen before the measurement it judges.
 CUTOFFS: dict[str, Cutoff] = _cutoffs(
-    # notebooks 06, 10 (B5): a word's vectors in two sentences differ "in practice"
+    # ---- notebooks 02, 03 ----
+    # ---- notebooks 04, 09 ----
+    # ---- notebooks 05, 07 ----
+    # ---- notebooks 06, 08 ----
+    # B5: a word's vectors in two sentences differ "in practice" (also notebook 10)
     Cutoff("practical_difference", 0.1, ">", "differs by more than a tenth of its length"),
+    # ---- notebook 10 ----
 )
 
 
