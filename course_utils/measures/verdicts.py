@@ -54,11 +54,27 @@ def _cutoffs(*cuts: Cutoff) -> dict[str, Cutoff]:
 # Every cut-off a verdict uses, in one place. Each was chosen before the measurement it judges.
 CUTOFFS: dict[str, Cutoff] = _cutoffs(
     # ---- notebooks 02, 03 ----
+    # 02 §2: do the words' queries end up more alike than a baseline (the inputs, the untrained W^Q)? any growth counts
+    Cutoff("cosine_grows", 0.0, ">", "the mean |cosine| between different words grows"),
+    # 03 F3: swapping W^Q and W^K is not a renaming if it changes the weights or x1 by more than half their size
+    Cutoff("swap_changes", 0.5, ">", "changes by more than half"),
+    # 03 F3: a lookup of one's own record gives every query its own key as best; one query that does not refutes it
+    Cutoff("best_key_elsewhere", 0.0, ">", "some query matches best with another word's key"),
+    # 03 F3: a database returns one record (top weight 1); a top key under 0.9 on average leaves a blend
+    Cutoff("blend_not_record", 0.9, "<", "a query's top key takes less than 0.9 of its weight on average"),
     # ---- notebooks 04, 09 ----
     # ---- notebooks 05, 07 ----
     # ---- notebooks 06, 08 ----
     # B5: a word's vectors in two sentences differ "in practice" (also notebook 10)
     Cutoff("practical_difference", 0.1, ">", "differs by more than a tenth of its length"),
+    # B5 clusters (06): the silhouette's usual reading, above 0.5 = clear clusters
+    Cutoff("clear_clusters", 0.5, ">", "silhouette above 0.5: clear clusters"),
+    # B6 (06): the decoder's cloud is wider in most (layer, kind) pairs: as before, at least 9 of 12 (= 5 of 6)
+    Cutoff("most_pairs_wider", 2 / 3, ">", "wider in more than two thirds of the (layer, kind) pairs"),
+    # B9 (08): a word "scatters" when its vectors across the sentences differ by cos below about 0.99
+    Cutoff("scatters", 0.01, ">", "word spread above 0.01 (cos below about 0.99)"),
+    # B6, B9 (08): one spread minus another (same scale, 1 - cos): a ratio explodes where a spread is near 0
+    Cutoff("spreads_more", 0.0, ">", "the first spread minus the second is positive"),
     # ---- notebook 10 ----
 )
 
