@@ -64,6 +64,18 @@ CUTOFFS: dict[str, Cutoff] = _cutoffs(
     Cutoff("blend_not_record", 0.9, "<", "a query's top key takes less than 0.9 of its weight on average"),
     # ---- notebooks 04, 09 ----
     # ---- notebooks 05, 07 ----
+    # 05 B10: "combines freely what varies": no unseen subject-object combination wrong (a count of 24; 0 passes)
+    Cutoff("unseen_combinations_wrong", 0.5, "<", "no held-out subject-object combination translated wrongly"),
+    # 05 B10: "treats what never varies as a rule": more than half of the 22 never-seen verb-object pairs rewritten
+    Cutoff("never_seen_rewritten", 11, ">", "more than half of the 22 never-seen verb-object pairs rewritten"),
+    # 07 B8 strict: "the same" = equal up to float64 noise; judged in orders of magnitude, log10(max|delta|) < -9
+    Cutoff("same_up_to_float_noise", -9.0, "<", "log10 of the largest difference below -9 (equal up to 1e-9)"),
+    # 07 B8 practical: "similar" = every vector nearer its counterpart than any other vector (cosine margin > 0)
+    Cutoff("nearer_own", 0.0, ">", "each vector's cosine with its counterpart beats every other cosine in its row"),
+    # 07 B8 attention: the strongest key stays the same word (weight margin over the next key > 0)
+    Cutoff("same_strongest_key", 0.0, ">", "each query's strongest key is the same word in both orders"),
+    # 07 B8 K, V "different overall": a word's own two vectors more alike than two words sharing a position
+    Cutoff("different_overall", 0.0, ">", "same-word min cos minus the largest same-position cos is positive"),
     # ---- notebooks 06, 08 ----
     # B5: a word's vectors in two sentences differ "in practice" (also notebook 10)
     Cutoff("practical_difference", 0.1, ">", "differs by more than a tenth of its length"),
