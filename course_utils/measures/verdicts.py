@@ -63,6 +63,26 @@ CUTOFFS: dict[str, Cutoff] = _cutoffs(
     # 03 F3: a database returns one record (top weight 1); a top key under 0.9 on average leaves a blend
     Cutoff("blend_not_record", 0.9, "<", "a query's top key takes less than 0.9 of its weight on average"),
     # ---- notebooks 04, 09 ----
+    # B2 (04): training keeps a matrix's strong directions (a tenth: more would be a visible squeeze)
+    Cutoff("strong_directions_lost", 0.1, "<", "training squeezes under a tenth of a matrix's strong directions"),
+    # F5 (04, 09), F1 (09): "slightly" vs "clearly" different: a fifth of the attention weight placed differently
+    Cutoff("heads_differ", 0.2, ">", "the two heads place more than a fifth of their weight differently"),
+    # F5 (04, 09), F1 (09): "different because of training": more different than the same init, 0 epochs
+    Cutoff("more_than_at_init", 0.0, ">", "training adds to the difference the untrained model already has"),
+    # F1 (09): a head "asks" for the aligned word when most of its weight goes there
+    Cutoff("aligned_mass", 0.5, ">", "a cross-attention head puts most of its weight on the aligned English word"),
+    # F8 (09): one "question" per head would send most query words to the same favourite key word
+    Cutoff("one_question", 0.5, "<", "fewer than half of the query words share the head's most common favourite key"),
+    # F9 (09): a head "specialises" if it writes into clearly fewer directions than at the start (a fifth fewer)
+    Cutoff("specialised", 0.8, "<", "a head writes into under 4/5 of the directions it wrote into untrained"),
+    # B12 (09): the vector a head writes "fits" the word it reads if it is nearest to that word for most words
+    Cutoff("writes_its_word", 0.5, ">", "for most words, what the head writes is nearest to the word itself"),
+    # F10 (09, from 04's numbers): training moves a matrix away from its init by more than a tenth of its size
+    Cutoff("moved_from_init", 0.1, ">", "training changes the matrix by more than a tenth of its size"),
+    # F7 (04, 09): (a) the model needs a head: without it in every layer, under 60 % of training pairs stay right
+    Cutoff("needs_the_head", 0.6, "<", "with one head zeroed in every layer, under 60 % of training pairs stay right"),
+    # F7 (04, 09): (b) a general gain: the 2-head model gets more pairs right (train + held-out share) than 1 head
+    Cutoff("heads_gain", 0.0, ">", "the 2-head model translates more pairs exactly than the 1-head model"),
     # ---- notebooks 05, 07 ----
     # 05 B10: "combines freely what varies": no unseen subject-object combination wrong (a count of 24; 0 passes)
     Cutoff("unseen_combinations_wrong", 0.5, "<", "no held-out subject-object combination translated wrongly"),
