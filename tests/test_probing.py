@@ -24,11 +24,13 @@ from course_utils.measures.probing import (
     aligned,
     anti_diagonal,
     cosine_across,
+    counterpart_margin,
     counterpart_stats,
     distinct_translations,
     five_projection,
     five_sentence_traces,
     five_sentences,
+    nearest_margins,
     order_gaps,
     seed_counterparts,
     shared_mask,
@@ -370,3 +372,56 @@ def test_plot_same_word_distance_draws_one_panel_per_layer():
     assert "≈0" in [t.get_text() for t in fig.axes[0].texts]
     assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["learned PE", "no PE"]
     plt.close("all")
+
+
+def test_counterpart_margin_is_positive_exactly_when_own_nearest(pairs):
+    """The margin of the practical reading agrees with own nearest on every key and both encodings, and it is the
+    cosine gap an independent numpy computation gives."""
+    for pe in ("learned", "none"):
+        a, b = pairs[pe]
+        for key in ("encoder.0.self.q", "encoder.0.self.out", "encoder.0.self.weights", "decoder.1.cross.weights"):
+            assert (counterpart_margin(a, b, key) > 0) == counterpart_stats(a, b, key)["own nearest"], (pe, key)
+        key = "decoder.1.cross.out"
+        assert (counterpart_margin(a, b, key, by="position") > 0) == counterpart_stats(a, b, key, by="position")[
+            "own nearest"
+        ]
+    a, b = pairs["learned"]
+    A, B = aligned(a, b, "encoder.0.self.q")
+    An, Bn = A / np.linalg.norm(A, axis=1, keepdims=True), B / np.linalg.norm(B, axis=1, keepdims=True)
+    C = An @ Bn.T
+    gap = min(C[i, i] - np.delete(C[i], i).max() for i in range(len(C)))
+    assert abs(counterpart_margin(a, b, "encoder.0.self.q") - gap) < 1e-12
+    with pytest.raises(ValueError, match="by must be"):
+        counterpart_margin(a, b, "encoder.0.self.q", by="step")
+    with pytest.raises(ValueError, match="different tokens"):
+        counterpart_margin(a, b, "encoder.0.self.q", by="position")
+
+
+def test_counterpart_margin_of_weights_turns_negative_when_the_strongest_key_moves():
+    class FakeTrace:
+        def __init__(self, W):
+            self.W = torch.tensor([W], dtype=torch.float64)  # (1 head, 2 queries, 2 keys)
+
+        def keys(self):
+            return ["encoder.0.self.weights"]
+
+        def query_tokens(self, key):
+            return ["a", "b"]
+
+        key_tokens = query_tokens
+
+        def __getitem__(self, key):
+            return self.W
+
+    base = FakeTrace([[0.9, 0.1], [0.3, 0.7]])
+    kept = counterpart_margin(base, FakeTrace([[0.6, 0.4], [0.2, 0.8]]), "encoder.0.self.weights")
+    moved = counterpart_margin(base, FakeTrace([[0.4, 0.6], [0.2, 0.8]]), "encoder.0.self.weights")
+    assert abs(kept - 0.2) < 1e-12  # 0.6 - 0.4: query a keeps key a
+    assert abs(moved + 0.8) < 1e-12  # b's strongest key for a is b, where a's weights give 0.1 - 0.9
+
+
+def test_nearest_margins_takes_the_smallest_over_keys(pairs):
+    keys = ["encoder.0.self.k", "encoder.0.self.v"]
+    got = nearest_margins({0: pairs["learned"], 1: pairs["none"]}, keys)
+    assert got[0] == min(counterpart_margin(*pairs["learned"], k) for k in keys)
+    assert got[1] == min(counterpart_margin(*pairs["none"], k) for k in keys) > got[0]  # no PE: the word's own

@@ -389,3 +389,63 @@ def five_sentence_traces(model) -> list:
     Used in notebook 08 (The vectors we compare).
     """
     return [run_with_trace(model, s, target=ref) for s, ref in load_probes("five_sentences").items()]
+
+
+# ---- 07: by how much a vector is nearer its counterpart (the margin of the practical reading) ----
+
+
+def counterpart_margin(trace_a, trace_b, key: str, by: str = "word", head=None) -> float:
+    """By how much every row of `trace_a` at `key` is nearer its counterpart in `trace_b` than anything else there
+    (the margin of `counterpart_stats`' "own nearest": positive exactly when it is True).
+
+    Vectors: the smallest, over the rows, of (cosine with the counterpart) minus (the largest cosine with another
+    row of b). Attention weights: the smallest, over the queries and both orders, of (the weight on the key that is
+    strongest in the other order) minus (the largest weight on another key): negative when the strongest key moves.
+
+    Used by nearest_margins (notebook 07, every practical B8 verdict).
+    """
+    if by not in ("word", "position"):
+        raise ValueError(f"by must be 'word' or 'position'; got {by!r}")
+    if by == "word":
+        A, B = aligned(trace_a, trace_b, key, head)
+    else:
+        if trace_a.tokens(key) != trace_b.tokens(key):
+            raise ValueError(f"{key}: the rows hold different tokens; compare by='word'")
+        A, B = key_vectors(trace_a, key, head), key_vectors(trace_b, key, head)
+    if key.endswith((".weights", ".scores")):
+        margins = []
+        for X, Y in ((A, B), (B, A)):  # X's strongest key, read in Y
+            top = X.argmax(-1)[..., None]
+            on_top = np.take_along_axis(Y, top, -1)[..., 0]
+            others = Y.copy()
+            np.put_along_axis(others, top, -np.inf, -1)
+            margins.append(float((on_top - others.max(-1)).min()))
+        return min(margins)
+    C = cosine_matrix(A, B)
+    others = C.copy()
+    np.fill_diagonal(others, -np.inf)
+    return float((np.diag(C) - others.max(1)).min())
+
+
+def nearest_margins(pairs_by_seed: dict, keys, by: str = "word", head=None) -> dict:
+    """{seed: the smallest counterpart_margin over `keys`}: the per-seed value that verdicts.judge compares with
+    CUTOFFS["nearer_own"] (vectors) or CUTOFFS["same_strongest_key"] (attention weights).
+
+    Used in notebook 07 for every practical ("similar") B8 verdict, on the blog's model and the course model.
+    """
+    return {s: min(counterpart_margin(a, b, k, by, head) for k in keys) for s, (a, b) in pairs_by_seed.items()}
+
+
+def residual_sum_spread(traces, residual_key: str, sublayer_key: str) -> float:
+    """Word spread (mean over the shared words) of residual + sublayer output, the sum a post-norm layer feeds
+    to its LayerNorm: e.g. "encoder.embed" + "encoder.0.self.out" (the blog's model) or "encoder.0.layer_out" +
+    "encoder.1.self.out" (layer 1 of the course model). Set beside the word spread of the sublayer output alone,
+    it measures how much adding the residual stream back dilutes what attention mixed in.
+
+    Used in notebook 08 (Claim B9: why the encoder output moves less than X4).
+    """
+    shared = shared_positions(traces, sublayer_key)
+    if not shared:
+        raise ValueError(f"no word sits at the same position in all sentences for {sublayer_key}")
+    sums = [key_vectors(t, residual_key) + key_vectors(t, sublayer_key) for t in traces]
+    return float(np.mean([mean_pairwise_cosine_distance(np.stack([S[p] for S in sums])) for p, _ in shared]))
