@@ -102,7 +102,7 @@ CUTOFFS: dict[str, Cutoff] = _cutoffs(
     # B5 clusters (06): the silhouette's usual reading, above 0.5 = clear clusters
     Cutoff("clear_clusters", 0.5, ">", "silhouette above 0.5: clear clusters"),
     # B6 (06): the decoder's cloud is wider in most (layer, kind) pairs: as before, at least 9 of 12 (= 5 of 6)
-    Cutoff("most_pairs_wider", 2 / 3, ">", "wider in more than two thirds of the (layer, kind) pairs"),
+    Cutoff("most_pairs_wider", 0.7, ">", "wider in more than 70 % of the (layer, kind) pairs"),
     # B9 (08): a word "scatters" when its vectors across the sentences differ by cos below about 0.99
     Cutoff("scatters", 0.01, ">", "word spread above 0.01 (cos below about 0.99)"),
     # B6, B9 (08): one spread minus another (same scale, 1 - cos): a ratio explodes where a spread is near 0
