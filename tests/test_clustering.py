@@ -394,3 +394,34 @@ def test_seed_verdict_counts_agreeing_seeds():
         seed_verdict({})
     assert seed_range({0: 0.781, 1: 0.859, 2: 0.8}) == "0.78–0.86"
     assert seed_range([0.701, 0.699], decimals=2) == "0.70"
+
+
+def test_residual_sum_spread_against_numpy_and_a_known_case():
+    """08's residual_sum_spread: the word spread of residual + sublayer output, by numpy on the shared words; adding
+    a vector to itself keeps every direction (the spread of x + x is the spread of x); a broken copy that ignores
+    the residual gives the sublayer's own spread, which differs."""
+    from course_utils.core.data import load_probes
+    from course_utils.measures.probing import residual_sum_spread, shared_positions, word_spread
+    from course_utils.training.zoo import load_seeds
+
+    blog = load_seeds("blog")[2]
+    traces = [blog.snapshots[30][p] for p in load_probes("five_sentences")]
+    x, out = "encoder.embed", "encoder.0.self.out"
+
+    def by_numpy(residual_key, key):
+        spreads = []
+        for p, _ in shared_positions(traces, key):
+            V = np.stack(
+                [t.vectors(residual_key).double().numpy()[p] + t.vectors(key).double().numpy()[p] for t in traces]
+            )
+            V = V / np.linalg.norm(V, axis=1, keepdims=True)
+            i, j = np.triu_indices(len(V), 1)
+            spreads.append((1 - (V @ V.T)[i, j]).mean())
+        return float(np.mean(spreads))
+
+    assert abs(residual_sum_spread(traces, x, out) - by_numpy(x, out)) < 1e-12
+    own = float(np.mean(list(word_spread(traces, out).values())))
+    assert abs(residual_sum_spread(traces, out, out) - own) < 1e-12  # x + x points where x points
+    assert abs(residual_sum_spread(traces, x, out) - own) > 0.05  # the residual changes it (seed 2: 0.127 -> 0.041)
+    with pytest.raises(ValueError, match="no word sits at the same position"):
+        residual_sum_spread(traces[:1] + [load_seeds("blog")[2].snapshots[30]["apple eat can we"]], x, out)

@@ -108,6 +108,16 @@ CUTOFFS: dict[str, Cutoff] = _cutoffs(
     # B6, B9 (08): one spread minus another (same scale, 1 - cos): a ratio explodes where a spread is near 0
     Cutoff("spreads_more", 0.0, ">", "the first spread minus the second is positive"),
     # ---- notebook 10 ----
+    # F4 (10): 04's threshold: a head's query gets more from position than from the word (ratio position/word > 1)
+    Cutoff("position_over_word", 1.0, ">", "a head's query gets more from position than from the word"),
+    # F4 (10): "mostly" one part: the larger part at least twice the other (two thirds of both); below, a mix
+    Cutoff("clearly_one_part", 2.0, ">", "one part of a head's query is at least twice the other"),
+    # F4, F7 (10): a difference beyond noise: over twice its bootstrap spread over the sentences (about 95 %)
+    Cutoff("beyond_noise", 2.0, ">", "a difference exceeds twice its bootstrap spread over the sentences"),
+    # F7 (10): it matters in practice: the drop exceeds how much the intact margin varies over resampled pair sets
+    Cutoff("drop_beyond_pair_sets", 1.0, ">", "the margin drops by more than it varies between resampled sets of pairs"),
+    # B8 (10): a reordered sentence is "nearly the same" when it is as close to it as the least close paraphrase
+    Cutoff("as_close_as_a_paraphrase", 0.0, ">", "cosine with the reordered sentence minus the lowest paraphrase's"),
 )
 
 
