@@ -24,7 +24,19 @@ from course_utils.core.places import VECTOR_KINDS, trace_key
 from course_utils.core.pretrained import MODEL_SHA256, check_weights, file_sha256, load_minilm, model_dir
 from course_utils.inspect.pretrained import record_sentences, trace_sentence
 from course_utils.inspect.tracing import Trace
-from course_utils.measures.pretrained import HEAD_MEASURES, PARAPHRASES, ablation_drops, head_masses, paraphrase_cosines
+from course_utils.measures.pretrained import (
+    HEAD_MEASURES,
+    PARAPHRASES,
+    ablation_drops,
+    bootstrap_spread,
+    head_masses,
+    intervention_margins,
+    pair_margins,
+    paraphrase_cosines,
+    patched_shares,
+    reordered_cosines,
+    shuffled_words,
+)
 from course_utils.measures.weight_maps import head_bilinear
 
 # Sentences of different lengths, so the batch is padded (3 to 13 tokens).
@@ -273,16 +285,92 @@ def test_bad_input_raises_course_errors(model, bad, error):
         trace_sentence(model, bad)
 
 
+def margins_by_hand(model, pairs, patches=None):
+    """Mean paraphrase cosine, mean unrelated cosine (every a_i·b_j and a_j·b_i, i != j, counted once per pair
+    member) and the margin, each embedding computed alone under `patches`."""
+    from course_utils.inspect.tracing import patch
+
+    with patch(model, patches or {}):
+        a = [model.embed([p[0]])[0] for p in pairs]
+        b = [model.embed([p[1]])[0] for p in pairs]
+    n = len(pairs)
+    para = [float(a[i] @ b[i]) for i in range(n)]
+    unrel = [sum(float(a[i] @ b[j]) + float(a[j] @ b[i]) for j in range(n) if j != i) / (2 * (n - 1)) for i in range(n)]
+    return sum(para) / n, sum(unrel) / n, sum(p - u for p, u in zip(para, unrel)) / n
+
+
+def test_pair_margins_equal_the_sentences_embedded_alone(model):
+    pairs = PARAPHRASES[:4]
+    table = pair_margins(model, pairs)
+    para, unrel, margin = margins_by_hand(model, pairs)
+    assert abs(table["paraphrase"].mean() - para) < 1e-9 and abs(table["unrelated"].mean() - unrel) < 1e-9
+    assert abs(table["margin"].mean() - margin) < 1e-9
+    assert torch.allclose(torch.tensor(table["paraphrase"].to_numpy()), paraphrase_cosines(model, pairs), atol=1e-12)
+
+
 def test_ablation_drops_equal_the_plain_patched_run(model):
     from course_utils.inspect.interventions import ablate_head
-    from course_utils.inspect.tracing import patch
 
     pairs = PARAPHRASES[:3]
     table = ablation_drops(model, pairs)
-    assert table.shape == (72, 2)
-    base = float(paraphrase_cosines(model, pairs).mean())
+    assert table.shape == (72, 6)
+    base = margins_by_hand(model, pairs)
     for layer, head in [(0, 2), (3, 7), (5, 11)]:
-        with patch(model, {f"encoder.{layer}.self.x1": ablate_head(head)}):
-            cos = float(paraphrase_cosines(model, pairs).mean())
-        assert abs(table.loc[(layer, head), "paraphrase cosine"] - cos) < 1e-6
-        assert abs(table.loc[(layer, head), "drop"] - (base - cos)) < 1e-6
+        para, unrel, margin = margins_by_hand(model, pairs, {f"encoder.{layer}.self.x1": ablate_head(head)})
+        row = table.loc[(layer, head)]
+        assert abs(row["paraphrase cosine"] - para) < 1e-9 and abs(row["unrelated cosine"] - unrel) < 1e-9
+        assert abs(row["margin drop"] - (base[2] - margin)) < 1e-9
+        assert abs(row["drop / noise"] * row["noise"] - row["margin drop"]) < 1e-12
+
+
+def test_intervention_margins_equal_the_plain_patched_run(model):
+    from course_utils.inspect.interventions import ablate_head, uniform_attention
+    from course_utils.inspect.pretrained import ablate_heads
+
+    pairs = PARAPHRASES[:3]
+    interventions = {
+        "head 3 everywhere": {"encoder.*.self.x1": ablate_head(3)},
+        "heads 3 and 5 everywhere": {"encoder.*.self.x1": ablate_heads([3, 5])},
+        "uniform": {"encoder.*.self.weights": uniform_attention},
+        "nothing": {},
+    }
+    table = intervention_margins(model, interventions, pairs)
+    for name, patches in interventions.items():
+        assert abs(table.loc[name, "margin"] - margins_by_hand(model, pairs, patches)[2]) < 1e-9
+    assert abs(table.loc["nothing", "margin drop"]) < 1e-12
+    assert table.loc["heads 3 and 5 everywhere", "margin"] != table.loc["head 3 everywhere", "margin"]
+    with pytest.raises(IndexError):
+        ablate_heads([12])(torch.zeros(1, 12, 2, 32))
+
+
+def test_bootstrap_spread_is_seeded_and_scales_like_a_standard_error():
+    values = torch.arange(12, dtype=torch.float64)
+    assert bootstrap_spread(values) == bootstrap_spread(values)  # the same resamples every call
+    assert bootstrap_spread(torch.full((12,), 0.3, dtype=torch.float64)) < 1e-15  # no spread: none
+    se = float(values.std(unbiased=False)) / 12**0.5  # the bootstrap spread of a mean is about its standard error
+    assert abs(bootstrap_spread(values) - se) < 0.1 * se
+
+
+def test_reordered_cosines_and_shuffles(model):
+    g = torch.Generator().manual_seed(0)
+    for s in ["we can eat apple", "he bought a new car"]:
+        shuffled = shuffled_words(s, g)
+        assert shuffled != s and sorted(shuffled.split()) == sorted(s.split())
+    assert shuffled_words("hi", g) == "hi"
+    table = reordered_cosines(model, ["we can eat apple", "he bought a new car"])
+    assert table.loc["we can eat apple", "reversed"] == "apple eat can we"
+    e = model.embed(["we can eat apple", "apple eat can we"]).double()
+    assert abs(table.loc["we can eat apple", "cos reversed"] - float(e[0] @ e[1])) < 1e-12
+
+
+def test_patched_shares_are_zero_for_an_unchanged_row_and_one_for_the_only_difference(model):
+    shares = patched_shares(
+        model,
+        "we want to eat apple",
+        "we want to eat bread",
+        {"eat": 4, "apple": 5},
+        ["encoder.embed", "encoder.2.layer_out"],
+    )
+    assert abs(shares.loc["eat", "encoder.embed"]) < 1e-12  # the same token at the same position: no change
+    assert abs(shares.loc["apple", "encoder.embed"] - 1) < 1e-9  # the only differing input: the other sentence
+    assert 0 < shares.loc["eat", "encoder.2.layer_out"] < shares.loc["apple", "encoder.2.layer_out"]

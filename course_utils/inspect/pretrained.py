@@ -34,3 +34,21 @@ def trace_sentence(model: MiniLM, sentence: str, names=None) -> Trace:
     Used in notebook 10 §3, §4, §5."""
     cache, batch = record_sentences(model, [sentence], names)
     return Trace(batch.tokens[0], [], [], {k: v[0] for k, v in cache.items()}, n_layers=model.cfg.n_layers)
+
+
+# ------------------------------------------------------------------------------------------- interventions
+
+
+def ablate_heads(heads):
+    """A patch for `*.x1` (B, H, Tq, dh) that zeroes several heads' outputs before W_O (inspect.interventions'
+    ablate_head for a set of heads). Used in notebook 10 §7 (half the heads of every layer removed)."""
+    heads = list(heads)
+
+    def fn(x1: torch.Tensor, name: str = "") -> torch.Tensor:
+        if any(not 0 <= h < x1.shape[1] for h in heads):
+            raise IndexError(f"heads {heads} out of range: this layer has heads 0..{x1.shape[1] - 1}")
+        x1 = x1.clone()
+        x1[:, heads] = 0.0
+        return x1
+
+    return fn

@@ -2,7 +2,11 @@
 
     masses = head_masses(cache, lengths, n_layers)   # per (layer, head): weight on previous, next, itself, [CLS], [SEP]
     paraphrase_cosines(model)                        # (12,) cosine of each PARAPHRASES pair's sentence embeddings
-    ablation_drops(model)                            # per (layer, head): the mean paraphrase cosine without it
+    pair_margins(model)                              # per pair: paraphrase cosine, unrelated cosine, their margin
+    ablation_drops(model)                            # per (layer, head): the paraphrase margin without it, and noise
+    intervention_margins(model, {name: patches})     # the same for any patches (a head in every layer, uniform, ...)
+    reordered_cosines(model, sentences)              # each sentence vs its reversed and shuffled word order
+    patched_shares(model, s1, s2, {word: pos}, keys) # share of the s1 -> s2 embedding change one patched row moves
 
 The model is `core.pretrained`, its traces `inspect.pretrained`; the head grid is `views.heads.plot_head_grid`.
 """
@@ -14,7 +18,8 @@ import torch  # noqa: E402
 
 from course_utils.core.places import trace_key
 from course_utils.core.pretrained import PLACE, MiniLM, mean_pool
-from course_utils.inspect.interventions import ablate_head
+from course_utils.inspect.interventions import ablate_head, copy_row_from
+from course_utils.inspect.pretrained import trace_sentence
 from course_utils.inspect.tracing import patch
 
 # A small paraphrase set written for this course: pairs that say the same thing in other words.
@@ -79,13 +84,68 @@ def paraphrase_cosines(model: MiniLM, pairs=PARAPHRASES) -> torch.Tensor:
     return (a * b).sum(1).double()
 
 
+BOOTSTRAP_RESAMPLES = 2000  # resamples of the pairs for every noise scale of notebook 10 (seeded: the same digits)
+
+
+def bootstrap_spread(values: torch.Tensor, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0) -> float:
+    """The standard deviation of the mean of `values` (one per pair) over resamples of the pairs with replacement
+    (a seeded generator: the same resamples every run). How much a mean over these few pairs could move if another
+    set of pairs like them had been written.
+    Used by pair_margins' callers, ablation_drops and intervention_margins (notebook 10 §7, the noise scale of F7)."""
+    values = torch.as_tensor(values, dtype=torch.float64)
+    g = torch.Generator().manual_seed(seed)
+    idx = torch.randint(0, len(values), (resamples, len(values)), generator=g)
+    return float(values[idx].mean(1).std())
+
+
+def margins_from_embeddings(a: torch.Tensor, b: torch.Tensor) -> pd.DataFrame:
+    """(n, d) unit embeddings of the first and second sentence of n pairs -> one row per pair: its paraphrase
+    cosine, its unrelated cosine (the mean cosine of its two sentences with the other pairs' partners: a_i·b_j and
+    a_j·b_i, j ≠ i) and the margin (paraphrase minus unrelated). A change that makes every sentence more alike
+    raises both cosines and leaves the margin where it was.
+    Used by pair_margins, ablation_drops and intervention_margins (notebook 10 §7)."""
+    c = (a @ b.T).double()
+    n = len(c)
+    off = ~torch.eye(n, dtype=torch.bool)
+    unrelated = ((c * off).sum(1) + (c * off).sum(0)) / (2 * (n - 1))
+    para = c.diagonal()
+    return pd.DataFrame(
+        {"paraphrase": para.numpy(), "unrelated": unrelated.numpy(), "margin": (para - unrelated).numpy()}
+    ).rename_axis("pair")
+
+
+@torch.no_grad()
+def pair_margins(model: MiniLM, pairs=PARAPHRASES, patches: dict | None = None) -> pd.DataFrame:
+    """One row per pair (margins_from_embeddings), the sentence embeddings computed under `patches`
+    ({trace key or glob: fn}, inspect.tracing.patch; none: the intact model).
+    Taught in notebook 10 §7 (the paraphrase margin)."""
+    with patch(model, patches or {}):
+        e = model.embed([p[0] for p in pairs] + [p[1] for p in pairs])
+    return margins_from_embeddings(e[: len(pairs)], e[len(pairs) :])
+
+
+def _drop_row(base: pd.DataFrame, after: pd.DataFrame) -> dict:
+    drop = torch.tensor((base["margin"] - after["margin"]).to_numpy())
+    noise = bootstrap_spread(drop)
+    return {
+        "paraphrase cosine": float(after["paraphrase"].mean()),
+        "unrelated cosine": float(after["unrelated"].mean()),
+        "margin": float(after["margin"].mean()),
+        "margin drop": float(drop.mean()),
+        "noise": noise,
+        "drop / noise": float(drop.mean()) / noise if noise > 0 else float("nan"),  # no spread: no noise scale
+    }
+
+
 @torch.no_grad()
 def ablation_drops(model: MiniLM, pairs=PARAPHRASES) -> pd.DataFrame:
     """Zero one head at a time (inspect.interventions.ablate_head on "encoder.{layer}.self.x1") and score the
-    paraphrase pairs: one row per (layer, head) with the mean paraphrase cosine and its drop from the intact model.
+    pairs: one row per (layer, head) with the mean paraphrase and unrelated cosines, the mean margin, its drop
+    from the intact model ("margin drop", positive = worse), the bootstrap spread of that drop over the pairs
+    ("noise", bootstrap_spread of the per-pair drops) and the drop in units of it.
 
-    The same as `with patch(model, {key: ablate_head(h)}): paraphrase_cosines(model, pairs)` for every head, but
-    each run starts from the intact input of the ablated layer (the layers before it are not changed).
+    The same as `pair_margins(model, pairs, {key: ablate_head(h)})` for every head, but each run starts from the
+    intact input of the ablated layer (the layers before it are not changed).
 
     Taught in notebook 10 §7.
     """
@@ -93,7 +153,7 @@ def ablation_drops(model: MiniLM, pairs=PARAPHRASES) -> pd.DataFrame:
     n = len(pairs)
     states, batch = model.hidden_states([p[0] for p in pairs] + [p[1] for p in pairs])
     key_mask = batch.mask[:, None, None, :]
-    base = float(paraphrase_cosines(model, pairs).mean())
+    base = pair_margins(model, pairs)
     rows = []
     for layer in range(model.cfg.n_layers):
         for head in range(model.cfg.n_heads):
@@ -102,6 +162,77 @@ def ablation_drops(model: MiniLM, pairs=PARAPHRASES) -> pd.DataFrame:
                 for block in model.layers[layer:]:
                     x = block(x, key_mask)
             e = mean_pool(x, batch.mask)
-            cos = float((e[:n] * e[n:]).sum(1).double().mean())
-            rows.append({"layer": layer, "head": head, "paraphrase cosine": cos, "drop": base - cos})
+            rows.append({"layer": layer, "head": head, **_drop_row(base, margins_from_embeddings(e[:n], e[n:]))})
     return pd.DataFrame(rows).set_index(["layer", "head"])
+
+
+@torch.no_grad()
+def intervention_margins(model: MiniLM, interventions: dict[str, dict], pairs=PARAPHRASES) -> pd.DataFrame:
+    """{name: patches} -> one row per intervention with the columns of ablation_drops (each a full forward pass
+    under its patches, e.g. one head index removed in every layer, or uniform attention everywhere).
+    Taught in notebook 10 §7 (the like-for-like reading of F7 and uniform attention)."""
+    base = pair_margins(model, pairs)
+    rows = {name: _drop_row(base, pair_margins(model, pairs, patches)) for name, patches in interventions.items()}
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("intervention")
+
+
+# ------------------------------------------------------------------------------------------- word order
+
+
+def shuffled_words(sentence: str, generator: torch.Generator) -> str:
+    """The sentence's words in a random order other than the original (the generator decides; a one-word
+    sentence is returned as it is). Used by reordered_cosines (notebook 10 §5)."""
+    words = sentence.split()
+    if len(set(words)) < 2:
+        return sentence
+    while True:
+        order = torch.randperm(len(words), generator=generator).tolist()
+        shuffled = " ".join(words[i] for i in order)
+        if shuffled != sentence:
+            return shuffled
+
+
+@torch.no_grad()
+def reordered_cosines(model: MiniLM, sentences, seed: int = 0) -> pd.DataFrame:
+    """Per sentence: the cosine of its sentence embedding with that of its words reversed, and with its words in
+    one random other order (shuffled_words, a generator seeded with `seed`).
+    Taught in notebook 10 §5 (claim B8 over many sentences)."""
+    g = torch.Generator().manual_seed(seed)
+    sentences = list(sentences)
+    reversed_ = [" ".join(s.split()[::-1]) for s in sentences]
+    shuffled = [shuffled_words(s, g) for s in sentences]
+    e = model.embed(sentences + reversed_ + shuffled).double()
+    n = len(sentences)
+    return pd.DataFrame(
+        {
+            "reversed": reversed_,
+            "cos reversed": (e[:n] * e[n : 2 * n]).sum(1).numpy(),
+            "shuffled": shuffled,
+            "cos shuffled": (e[:n] * e[2 * n :]).sum(1).numpy(),
+        },
+        index=pd.Index(sentences, name="sentence"),
+    )
+
+
+# ------------------------------------------------------------------------------------------- activation patching
+
+
+@torch.no_grad()
+def patched_shares(model: MiniLM, sentence: str, other: str, positions: dict[str, int], keys) -> pd.DataFrame:
+    """Activation patching on the sentence embedding: run `sentence` with one row (a word's position) of one hooked
+    tensor replaced by the same row from a run of `other` (inspect.interventions.copy_row_from), and measure the
+    share of the way from sentence's embedding e to other's that this moves it: (e_patched − e)·(e_other − e) /
+    ‖e_other − e‖² (0: no move in that direction; 1: all the way). One row per word of `positions` ({word: its
+    token position}), one column per trace key of `keys`. Both sentences must have the same number of tokens.
+    Taught in notebook 10 §3 (is eat's context-dependent vector used?)."""
+    keys = list(keys)
+    source = trace_sentence(model, other, keys)
+    e, e_other = model.embed([sentence, other]).double()
+    d = e_other - e
+    table = {}
+    for word, position in positions.items():
+        for key in keys:
+            with patch(model, {key: copy_row_from(source, position)}):
+                moved = model.embed([sentence]).double()[0] - e
+            table.setdefault(key, {})[word] = float(moved @ d / (d @ d))
+    return pd.DataFrame(table).rename_axis("patched word")
