@@ -440,3 +440,41 @@ def test_vocab_scores_are_the_head_scores_of_word_parts(shipped_model):
 def test_ov_map_shape_and_rank(shipped_model):
     ov = ov_map(shipped_model, "decoder.1.cross", 0)
     assert ov.shape == (64, 64) and int(torch.linalg.matrix_rank(ov)) == 32
+
+
+# ---------------------------------------------------------------- 09, Claims F1, F9, B12: role tables, written vectors
+
+
+@pytest.mark.parametrize("place", PLACES)
+def test_role_tables_equal_role_attention_head_by_head(shipped_batch, place):
+    from course_utils.measures.attention_stats import role_tables
+
+    tables, rows, cols = role_tables(shipped_batch, place, 1)
+    for h in range(shipped_batch.n_heads):
+        ref = role_attention(shipped_batch, place, 1, h)
+        assert rows == list(ref.index) and cols == list(ref.columns)
+        assert np.allclose(tables[h].numpy(), ref.to_numpy(), atol=1e-12)
+
+
+def test_question_difference_is_zero_for_equal_heads_and_symmetric(shipped_batch):
+    from course_utils.measures.attention_stats import question_difference, question_differences
+
+    key = "decoder.1.cross.weights"
+    w = shipped_batch.weights[key]
+    same = dataclasses.replace(shipped_batch, weights={**shipped_batch.weights, key: w[:, [0, 0]]})
+    swapped = dataclasses.replace(shipped_batch, weights={**shipped_batch.weights, key: w[:, [1, 0]]})
+    assert question_difference(same, "cross", 1) == 0.0
+    d = question_difference(shipped_batch, "cross", 1)
+    assert abs(question_difference(swapped, "cross", 1) - d) < 1e-12 and 0 < d <= 1
+    table = question_differences(shipped_batch)
+    assert table.loc[("cross", 1), "head 0 vs head 1"] == d and len(table) == 6
+
+
+def test_written_vectors_and_n_directions(shipped_model):
+    from course_utils.measures.weight_maps import n_directions, written_vectors
+
+    out = written_vectors(shipped_model, 1)
+    assert torch.allclose(out, word_parts(shipped_model) @ ov_map(shipped_model, "encoder.0.self", 1))
+    assert abs(n_directions(torch.eye(5)) - 5) < 1e-12  # five equal stretches: five directions
+    assert abs(n_directions(torch.outer(torch.ones(4), torch.arange(3.0))) - 1) < 1e-12  # rank one: one direction
+    assert 1 <= n_directions(out) <= 29

@@ -369,3 +369,58 @@ def role_attention(batch: BatchTrace, place: str, layer: int, head: int) -> pd.D
     rows = [r for r in order if r in sums]
     cols = [c for c in order if any(c in sums[r] for r in rows)]
     return pd.DataFrame([[sums[r].get(c, 0.0) / counts[r] for c in cols] for r in rows], index=rows, columns=cols)
+
+
+# ---- 09, Claim F1: do the heads ask different "questions"? (where their weight goes, by kind of word) ----
+
+
+def role_tables(batch: BatchTrace, place: str, layer: int) -> tuple[torch.Tensor, list[str], list[str]]:
+    """Every head's role_attention table at once, vectorised: (H, query roles, key roles) mean weight from queries
+    of one role onto keys of each role (rows sum to 1), with the row and column role names.
+
+    Used by question_difference (notebook 09, Claim F1); equals role_attention head by head (tests/test_heads.py).
+    """
+    order = ["<bos>", *ROLES, "end"]
+    w = _weights(batch, place, layer).double()  # (B, H, Tq, Tk), padded rows and keys are 0
+    B, _, Tq, Tk = w.shape
+    q_onehot, k_onehot = torch.zeros(B, Tq, len(order)), torch.zeros(B, Tk, len(order))
+    for b in range(B):
+        q_roles, k_roles = _row_and_key_roles(batch, b, place)
+        q_onehot[b, torch.arange(len(q_roles)), [order.index(r) for r in q_roles]] = 1.0
+        k_onehot[b, torch.arange(len(k_roles)), [order.index(r) for r in k_roles]] = 1.0
+    mass = torch.einsum("bhqk,bkr->bhqr", w, k_onehot.to(w.dtype))  # each row's weight per key role
+    sums = torch.einsum("bhqr,bqs->hsr", mass, q_onehot.to(w.dtype))  # summed over the rows of each query role
+    counts = q_onehot.sum((0, 1))
+    rows, cols = counts > 0, k_onehot.sum((0, 1)) > 0
+    tables = (sums / counts.clamp(min=1).to(w.dtype)[None, :, None])[:, rows][:, :, cols]
+    return tables, [r for r, keep in zip(order, rows) if keep], [c for c, keep in zip(order, cols) if keep]
+
+
+def question_difference(batch: BatchTrace, place: str, layer: int) -> float:
+    """How differently two heads ask, by kind of word: the total-variation distance between head 0's and head 1's
+    role tables (where a query of each role sends its weight, by key role), averaged over the query roles
+    (with more heads: over all head pairs). 0 = the heads send every kind of query to the same kinds of word.
+
+    Used in notebook 09 (Claim F1: do different heads ask different questions?).
+    """
+    tables, _, _ = role_tables(batch, place, layer)
+    H = tables.shape[0]
+    dists = [float((0.5 * (tables[h] - tables[g]).abs().sum(-1)).mean()) for h in range(H) for g in range(h + 1, H)]
+    return float(np.mean(dists))
+
+
+def question_differences(batch: BatchTrace, n_layers: int | None = None) -> pd.DataFrame:
+    """question_difference for every place and layer, as a table (the shape of head_differences).
+
+    Used in notebook 09 (Claim F1).
+    """
+    if n_layers is None:
+        n_layers = batch.n_layers
+    return _indexed(
+        [
+            {"place": place, "layer": layer, "head 0 vs head 1": question_difference(batch, place, layer)}
+            for place in PLACES
+            for layer in range(n_layers)
+        ],
+        ["place", "layer"],
+    )

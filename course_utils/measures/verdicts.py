@@ -75,6 +75,8 @@ CUTOFFS: dict[str, Cutoff] = _cutoffs(
     Cutoff("one_question", 0.5, "<", "fewer than half of the query words share the head's most common favourite key"),
     # F9 (09): a head "specialises" if it writes into clearly fewer directions than at the start (a fifth fewer)
     Cutoff("specialised", 0.8, "<", "a head writes into under 4/5 of the directions it wrote into untrained"),
+    # F9 (09): two heads write different things when their written tables are far from parallel (cosine under 1/2)
+    Cutoff("heads_write_alike", 0.5, "<", "the two heads' written tables (centred) have a cosine below 0.5"),
     # B12 (09): the vector a head writes "fits" the word it reads if it is nearest to that word for most words
     Cutoff("writes_its_word", 0.5, ">", "for most words, what the head writes is nearest to the word itself"),
     # F10 (09, from 04's numbers): training moves a matrix away from its init by more than a tenth of its size

@@ -161,3 +161,26 @@ def attention_module(model, prefix: str):
     if not 0 <= int(layer) < len(layers):
         raise IndexError(f"layer {layer} out of range: the {side} has layers 0..{len(layers) - 1}")
     return layers[int(layer)].self_attn if place == "self" else layers[int(layer)].cross_attn
+
+
+# ---- 09, Claims F9 and B12: what each head writes, over the vocabulary ----
+
+
+@torch.no_grad()
+def written_vectors(model: Translator, head: int, prefix: str = "encoder.0.self") -> torch.Tensor:
+    """(n_words, d_model): what each English word's part e writes through head h when it gets all the weight,
+    e · W^V_h W^O_h (ov_map; the bias term, the same for every word, left out).
+
+    Used in notebook 09 (Claims F9 and B12: what a head writes, trained and untrained).
+    """
+    return word_parts(model) @ ov_map(model, prefix, head)
+
+
+def n_directions(M: torch.Tensor) -> float:
+    """How many directions a matrix's rows really use: the participation ratio (Σσ²)² / Σσ⁴ of its singular values
+    σ (d for d equal stretches, 1 for a single direction).
+
+    Used in notebook 09 (Claim F9: does a head's W^V W^O specialise into fewer directions than at the start?).
+    """
+    s2 = torch.linalg.svdvals(M.double()) ** 2
+    return float(s2.sum() ** 2 / (s2**2).sum())
