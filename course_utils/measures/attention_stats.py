@@ -388,8 +388,9 @@ def role_tables(batch: BatchTrace, place: str, layer: int) -> tuple[torch.Tensor
         q_roles, k_roles = _row_and_key_roles(batch, b, place)
         q_onehot[b, torch.arange(len(q_roles)), [order.index(r) for r in q_roles]] = 1.0
         k_onehot[b, torch.arange(len(k_roles)), [order.index(r) for r in k_roles]] = 1.0
-    mass = torch.einsum("bhqk,bkr->bhqr", w, k_onehot.to(w.dtype))  # each row's weight per key role
-    sums = torch.einsum("bhqr,bqs->hsr", mass, q_onehot.to(w.dtype))  # summed over the rows of each query role
+    mass = w @ k_onehot.to(w.dtype)[:, None]  # (B, H, Tq, roles): each row's weight per key role
+    flat_q = q_onehot.to(w.dtype).reshape(B * Tq, -1)  # (B·Tq, roles): the role of every row
+    sums = flat_q.T @ mass.transpose(0, 1).reshape(w.shape[1], B * Tq, -1)  # (H, query roles, key roles)
     counts = q_onehot.sum((0, 1))
     rows, cols = counts > 0, k_onehot.sum((0, 1)) > 0
     tables = (sums / counts.clamp(min=1).to(w.dtype)[None, :, None])[:, rows][:, :, cols]
