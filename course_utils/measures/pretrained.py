@@ -18,7 +18,7 @@ import torch  # noqa: E402
 
 from course_utils.core.places import trace_key
 from course_utils.core.pretrained import PLACE, MiniLM, mean_pool
-from course_utils.inspect.interventions import ablate_head, copy_row_from
+from course_utils.inspect.interventions import copy_row_from
 from course_utils.inspect.pretrained import trace_sentence
 from course_utils.inspect.tracing import patch
 
@@ -144,25 +144,36 @@ def ablation_drops(model: MiniLM, pairs=PARAPHRASES) -> pd.DataFrame:
     from the intact model ("margin drop", positive = worse), the bootstrap spread of that drop over the pairs
     ("noise", bootstrap_spread of the per-pair drops) and the drop in units of it.
 
-    The same as `pair_margins(model, pairs, {key: ablate_head(h)})` for every head, but each run starts from the
-    intact input of the ablated layer (the layers before it are not changed).
+    The same as `pair_margins(model, pairs, {key: ablate_head(h)})` for every head, but faster: each run starts
+    from the intact input of the ablated layer (the layers before it are not changed), and the 12 heads of a layer
+    run as one batch of 12 copies of the sentences, copy h with head h zeroed (half the time of 72 separate runs).
 
     Taught in notebook 10 §7.
     """
 
-    n = len(pairs)
+    n, n_heads = len(pairs), model.cfg.n_heads
     states, batch = model.hidden_states([p[0] for p in pairs] + [p[1] for p in pairs])
-    key_mask = batch.mask[:, None, None, :]
+    size = 2 * n  # one copy of the sentences
+    key_mask = batch.mask[:, None, None, :].repeat(n_heads, 1, 1, 1)
+    mask = batch.mask.repeat(n_heads, 1)
     base = pair_margins(model, pairs)
+
+    def zero_head_of_each_copy(x1: torch.Tensor, name: str = "") -> torch.Tensor:
+        x1 = x1.clone()
+        for head in range(n_heads):
+            x1[head * size : (head + 1) * size, head] = 0.0  # copy `head` of the sentences: that head removed
+        return x1
+
     rows = []
     for layer in range(model.cfg.n_layers):
-        for head in range(model.cfg.n_heads):
-            with patch(model, {trace_key(PLACE, layer, "x1"): ablate_head(head)}):
-                x = states[layer]
-                for block in model.layers[layer:]:
-                    x = block(x, key_mask)
-            e = mean_pool(x, batch.mask)
-            rows.append({"layer": layer, "head": head, **_drop_row(base, margins_from_embeddings(e[:n], e[n:]))})
+        with patch(model, {trace_key(PLACE, layer, "x1"): zero_head_of_each_copy}):
+            x = states[layer].repeat(n_heads, 1, 1)
+            for block in model.layers[layer:]:
+                x = block(x, key_mask)
+        e = mean_pool(x, mask)
+        for head in range(n_heads):
+            copy = e[head * size : (head + 1) * size]
+            rows.append({"layer": layer, "head": head, **_drop_row(base, margins_from_embeddings(copy[:n], copy[n:]))})
     return pd.DataFrame(rows).set_index(["layer", "head"])
 
 
