@@ -315,21 +315,23 @@ def head_difference(batch: BatchTrace, place: str, layer: int) -> float:
     return float(np.mean(dists))
 
 
+def _per_place_and_layer(measure, batch: BatchTrace, n_layers: int | None) -> pd.DataFrame:
+    """measure(batch, place, layer) for every place and layer, as a table indexed by (place, layer)."""
+    n_layers = batch.n_layers if n_layers is None else n_layers
+    rows = [
+        {"place": place, "layer": layer, "head 0 vs head 1": measure(batch, place, layer)}
+        for place in PLACES
+        for layer in range(n_layers)
+    ]
+    return _indexed(rows, ["place", "layer"])
+
+
 def head_differences(batch: BatchTrace, n_layers: int | None = None) -> pd.DataFrame:
     """head_difference for every place and layer, as a table.
 
     Taught in notebook 04 §6; used in 09 §2.
     """
-    if n_layers is None:
-        n_layers = batch.n_layers
-    return _indexed(
-        [
-            {"place": place, "layer": layer, "head 0 vs head 1": head_difference(batch, place, layer)}
-            for place in PLACES
-            for layer in range(n_layers)
-        ],
-        ["place", "layer"],
-    )
+    return _per_place_and_layer(head_difference, batch, n_layers)
 
 
 def _row_and_key_roles(batch: BatchTrace, b: int, place: str) -> tuple[list[str], list[str]]:
@@ -415,13 +417,4 @@ def question_differences(batch: BatchTrace, n_layers: int | None = None) -> pd.D
 
     Used in notebook 09 (Claim F1).
     """
-    if n_layers is None:
-        n_layers = batch.n_layers
-    return _indexed(
-        [
-            {"place": place, "layer": layer, "head 0 vs head 1": question_difference(batch, place, layer)}
-            for place in PLACES
-            for layer in range(n_layers)
-        ],
-        ["place", "layer"],
-    )
+    return _per_place_and_layer(question_difference, batch, n_layers)

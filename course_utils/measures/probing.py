@@ -149,6 +149,18 @@ def anti_diagonal(M) -> np.ndarray:
     return M[np.arange(len(M)), len(M) - 1 - np.arange(len(M))]
 
 
+def paired_rows(trace_a, trace_b, key: str, by: str = "word", head=None):
+    """The rows of `key` in two traces, paired by word (aligned) or by position (the same tokens required).
+    Used by counterpart_stats and counterpart_margin (notebook 07, Claim B8)."""
+    if by not in ("word", "position"):
+        raise ValueError(f"by must be 'word' or 'position'; got {by!r}")
+    if by == "word":
+        return aligned(trace_a, trace_b, key, head)
+    if trace_a.tokens(key) != trace_b.tokens(key):
+        raise ValueError(f"{key}: the rows hold different tokens; compare by='word'")
+    return key_vectors(trace_a, key, head), key_vectors(trace_b, key, head)
+
+
 def counterpart_stats(trace_a, trace_b, key: str, by: str = "word", head=None) -> dict:
     """How alike each vector of `trace_a` is to its counterpart in `trace_b` at one trace key.
 
@@ -162,14 +174,7 @@ def counterpart_stats(trace_a, trace_b, key: str, by: str = "word", head=None) -
 
     Taught in notebook 07 (Q across the two sentences).
     """
-    if by not in ("word", "position"):
-        raise ValueError(f"by must be 'word' or 'position'; got {by!r}")
-    if by == "word":
-        A, B = aligned(trace_a, trace_b, key, head)
-    else:
-        if trace_a.tokens(key) != trace_b.tokens(key):
-            raise ValueError(f"{key}: the rows hold different tokens; compare by='word'")
-        A, B = key_vectors(trace_a, key, head), key_vectors(trace_b, key, head)
+    A, B = paired_rows(trace_a, trace_b, key, by, head)
     if key.endswith((".weights", ".scores")):
         nearest = bool((A.argmax(-1) == B.argmax(-1)).all())
     else:
@@ -404,14 +409,7 @@ def counterpart_margin(trace_a, trace_b, key: str, by: str = "word", head=None) 
 
     Used by nearest_margins (notebook 07, every practical B8 verdict).
     """
-    if by not in ("word", "position"):
-        raise ValueError(f"by must be 'word' or 'position'; got {by!r}")
-    if by == "word":
-        A, B = aligned(trace_a, trace_b, key, head)
-    else:
-        if trace_a.tokens(key) != trace_b.tokens(key):
-            raise ValueError(f"{key}: the rows hold different tokens; compare by='word'")
-        A, B = key_vectors(trace_a, key, head), key_vectors(trace_b, key, head)
+    A, B = paired_rows(trace_a, trace_b, key, by, head)
     if key.endswith((".weights", ".scores")):
         margins = []
         for X, Y in ((A, B), (B, A)):  # X's strongest key, read in Y
