@@ -19,6 +19,10 @@ def test_judge_holds_false_seed_dependent_and_borderline():
     near = judge({0: 0.12, 1: 0.9}, cut)  # passes on both, but seed 0 is 0.02 from the cut-off, the seeds 0.78 apart
     assert near.verdict == "borderline" and near.margins[0] == pytest.approx(0.02)
     assert "smallest margin +0.02" in str(near) and "seed spread 0.78" in str(near)
+    assert str(dep) == ("seed-dependent (2/3 seeds pass c > 0.1; seeds 0, 2; margins -0.09 to +0.4, seed spread 0.49)")
+    miss = judge({0: 0.1, 1: 0.0}, cut)  # seed 0 sits on the cut-off: not a pass, and printed as 0, not +0
+    assert miss.verdict == "borderline" and miss.holds_on == ()
+    assert "0/2 seeds pass" in str(miss) and "closest miss 0," in str(miss)
 
 
 def test_a_below_cutoff_counts_margins_the_other_way():

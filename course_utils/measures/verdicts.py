@@ -114,10 +114,15 @@ CUTOFFS: dict[str, Cutoff] = _cutoffs(
     Cutoff("position_over_word", 1.0, ">", "a head's query gets more from position than from the word"),
     # F4 (10): "mostly" one part: the larger part at least twice the other (two thirds of both); below, a mix
     Cutoff("clearly_one_part", 2.0, ">", "one part of a head's query is at least twice the other"),
+    # B8 (10): "similar" for one word's two vectors: cosine above 0.9 (a looser reading than 07's nearer_own, which
+    # asks a vector to be nearer its counterpart than any other word's; MiniLM's sentences have no fixed word set)
+    Cutoff("similar_cosine", 0.9, ">", "cosine above 0.9: similar"),
     # F4, F7 (10): a difference beyond noise: over twice its bootstrap spread over the sentences (about 95 %)
     Cutoff("beyond_noise", 2.0, ">", "a difference exceeds twice its bootstrap spread over the sentences"),
     # F7 (10): it matters in practice: the drop exceeds how much the intact margin varies over resampled pair sets
-    Cutoff("drop_beyond_pair_sets", 1.0, ">", "the margin drops by more than it varies between resampled sets of pairs"),
+    Cutoff(
+        "drop_beyond_pair_sets", 1.0, ">", "the margin drops by more than it varies between resampled sets of pairs"
+    ),
     # B8 (10): a reordered sentence is "nearly the same" when it is as close to it as the least close paraphrase
     Cutoff("as_close_as_a_paraphrase", 0.0, ">", "cosine with the reordered sentence minus the lowest paraphrase's"),
 )
@@ -142,10 +147,21 @@ class Judgement:
 
     def __str__(self) -> str:
         n, k = len(self.values), len(self.holds_on)
-        smallest = min(self.margins.values(), key=abs)
-        text = f"{self.verdict} ({k}/{n} seeds pass {self.cutoff.name} {self.cutoff.direction} {self.cutoff.value:g}"
-        text += f"; smallest margin {smallest:+.3g}, seed spread {self.spread:.3g})"
-        return text
+        cut = f"{self.cutoff.name} {self.cutoff.direction} {self.cutoff.value:g}"
+        margins = list(self.margins.values())
+        if 0 < k < n:  # seeds on both sides: which pass, and the range of the margins
+            seeds = ", ".join(str(s) for s in self.holds_on)
+            where = f"seeds {seeds}; margins {_signed(min(margins))} to {_signed(max(margins))}"
+        elif k == n:  # every seed passes: by how little the weakest does
+            where = f"smallest margin {_signed(min(margins))}"
+        else:  # no seed passes: by how little the nearest one misses (0: on the cut-off, not a pass)
+            where = f"closest miss {_signed(max(margins))}"
+        return f"{self.verdict} ({k}/{n} seeds pass {cut}; {where}, seed spread {self.spread:.3g})"
+
+
+def _signed(margin: float) -> str:
+    """A margin with its sign, 3 significant digits; exactly on the cut-off: "0"."""
+    return "0" if margin == 0 else f"{margin:+.3g}"
 
 
 def judge(values: dict, cutoff: Cutoff) -> Judgement:
