@@ -127,6 +127,25 @@ def test_shift_labels():
     assert not nb05.check_shift_labels(None)
 
 
+def test_shift_labels_refuses_the_course_labeller(capsys):
+    """Exercise 3 asks for the shift written out: a function that calls decoder_row_labels is refused."""
+
+    def with_the_library(german):
+        words = german.split()
+        return decoder_row_labels(["<bos>", *words], words)
+
+    assert not nb05.check_shift_labels(with_the_library)
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1 and out.startswith("❌") and "calls decoder_row_labels" in out
+
+    def written_out(german):  # an honest solution, another way than the worked one
+        rows = ["<bos>"] + german.split()
+        return [f"{row} → {nxt}" for row, nxt in zip(rows, rows[1:] + ["<eos>"])]
+
+    assert nb05.check_shift_labels(written_out) and "✅" in capsys.readouterr().out
+    assert not nb05.check_shift_labels(3) and "❌" in capsys.readouterr().out  # a wrong type: one hint, no crash
+
+
 def untrained_first_loss() -> float:
     """What the notebook's reveal cell computes: the seed-0 start's loss on the loop's first batch."""
     pairs = load_pairs("train")

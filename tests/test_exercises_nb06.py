@@ -66,6 +66,51 @@ def _shifts(snaps, key="encoder.1.self.x1", epoch=30, distance=relative_distance
     return {w: distance(*(word_vector(snaps[epoch][s], key, w) for s in PAIR)) for w in nb06.SHARED}
 
 
+def test_pairwise_spread_refuses_the_course_copy_and_the_loop_version(capsys):
+    """Exercise 1 asks for the spread written out: calling pairwise_spread, or section 4's looping my_spread, is
+    refused (the numbers would be right); the worked solution and another honest one pass."""
+    from course_utils.measures.similarity import pairwise_spread
+
+    def my_spread(X):  # section 4's version, as the notebook defines it
+        X = np.asarray(X, dtype=float)
+        d = [np.linalg.norm(X[i] - X[j]) for i in range(len(X)) for j in range(i + 1, len(X))]
+        return np.mean(d) / np.linalg.norm(X, axis=1).mean()
+
+    def with_the_library(X):
+        return pairwise_spread(X)
+
+    def with_the_loop_version(X):
+        return my_spread(X)
+
+    for shortcut, name in [
+        (with_the_library, "pairwise_spread"),
+        (pairwise_spread, "pairwise_spread"),  # the library function passed as it is
+        (with_the_loop_version, "my_spread"),
+    ]:
+        assert not nb06.check_pairwise_spread(shortcut)
+        out = capsys.readouterr().out
+        assert out.count("\n") == 1 and out.startswith("❌") and f"calls {name}" in out
+
+    def honest(X):  # the mean over all N² distances, corrected for the N zeros and the double count
+        X = np.asarray(X, dtype=float)
+        n = len(X)
+        D = np.sqrt(((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+        return D.sum() / (n * (n - 1)) / np.sqrt((X**2).sum(1)).mean()
+
+    assert nb06.check_pairwise_spread(honest) and "✅" in capsys.readouterr().out
+
+    calls = []
+
+    def right_once(X):  # right numbers, then a crash on the scaled vectors: one ❌ line, no traceback
+        calls.append(1)
+        if len(calls) > 3:
+            raise ValueError("boom")
+        return honest(X)
+
+    assert not nb06.check_pairwise_spread(right_once)
+    assert "raised ValueError: boom" in capsys.readouterr().out
+
+
 def test_most_changed_word(snaps, capsys):
     shifts = _shifts(snaps)  # the worked solution
     assert max(shifts, key=shifts.get) == "want"

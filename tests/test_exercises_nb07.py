@@ -1,5 +1,7 @@
 """Notebook 07's checkers accept the worked solutions and reject typical wrong answers."""
 
+import itertools
+import linecache
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -73,6 +75,48 @@ def test_symmetry_accepts_worked_solution_and_rejects_the_blogs_answer(capsys):
     assert not nb07.check_symmetry([])
 
 
+def library_counts(runs) -> dict[int, int]:
+    """The counts by the library's distinct_translations, in a function of its own: check_distinct reads the code
+    that calls it and refuses a caller that uses distinct_translations."""
+    return {s: len(distinct_translations(runs[s].model, nb07.FIVE_WORDS)) for s in SEEDS}
+
+
+def test_distinct_refuses_a_cell_that_counts_with_the_library(capsys):
+    """Exercise 3 asks for the loop written out: a cell (a module of its own, as IPython compiles it) or a function
+    that calls distinct_translations or distinct_counts is refused; the same counts from a written loop pass."""
+    runs = {s: SimpleNamespace(model=load_standard_model("learned", s).model) for s in SEEDS}
+    space = {"runs": runs, "check_distinct": nb07.check_distinct, "distinct_translations": distinct_translations}
+    cell = (
+        "distinct = {s: len(distinct_translations(r.model, 'i can eat apple book')) for s, r in runs.items()}\n"
+        "ok = check_distinct(distinct, False)\n"
+    )
+    name = "<ipython-input-nb07-shortcut>"
+    linecache.cache[name] = (len(cell), None, cell.splitlines(True), name)  # what IPython does for every cell
+    try:
+        exec(compile(cell, name, "exec"), space)
+    finally:
+        del linecache.cache[name]
+    assert space["ok"] is False
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1 and out.startswith("❌") and "calls distinct_translations" in out
+    assert "itertools.permutations" in out
+
+    def shortcut_cell():  # the same shortcut in a function, and the checker's own answer key
+        assert not nb07.check_distinct(nb07.distinct_counts(), False)
+
+    shortcut_cell()
+    assert "calls distinct_counts" in capsys.readouterr().out
+
+    def honest_cell():  # the worked solution's loop, written out
+        distinct = {}
+        for s, r in runs.items():
+            outs = {" ".join(translate(r.model, list(p))) for p in itertools.permutations(nb07.FIVE_WORDS.split())}
+            distinct[s] = len(outs)
+        return nb07.check_distinct(distinct, False)
+
+    assert honest_cell() and "✅" in capsys.readouterr().out
+
+
 def test_distinct_accepts_the_worked_solution_and_rejects_wrong_counts(capsys):
     assert nb07.SEEDS == SEEDS
     runs = {s: SimpleNamespace(model=load_standard_model("learned", s).model) for s in SEEDS}
@@ -82,7 +126,7 @@ def test_distinct_accepts_the_worked_solution_and_rejects_wrong_counts(capsys):
     assert space["ok"]
     out = capsys.readouterr().out
     assert "✅" in out and "one_each = False was right" in out  # seed 3 gives two translations
-    assert worked == {s: len(distinct_translations(runs[s].model, nb07.FIVE_WORDS)) for s in SEEDS}
+    assert worked == library_counts(runs)
     assert 1 in worked.values() and max(worked.values()) > 1  # some seeds ignore order here, some do not
     assert nb07.check_distinct(worked, True) and "one_each = True was not right" in capsys.readouterr().out
     assert nb07.check_distinct(worked, "no") and "True or False" in capsys.readouterr().out

@@ -214,6 +214,24 @@ def test_kept_object_accepts_the_worked_solution_and_compares_the_prediction(cap
         assert hint in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("guess", [5, "1, 3, 4", {1: "book"}, 1.5, {"1", "3"}, [True]])
+def test_kept_object_answers_a_guess_that_is_not_a_set(guess, capsys):
+    """A prediction that is not a set of seed numbers gets one ❌ line asking for a set, never a crash."""
+    right = nb08.kept_objects()
+    assert not nb08.check_kept_object(right, guess)
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1 and out.startswith("❌") and "a set of seed numbers" in out
+    assert not nb08.check_kept_object(None, guess) and "a set of seed numbers" in capsys.readouterr().out
+
+
+def test_kept_object_reads_a_list_of_seeds_as_a_set(capsys):
+    right = nb08.kept_objects()
+    assert nb08.check_kept_object(right, [1, 3, 4]) and "Your prediction was right" in capsys.readouterr().out
+    assert nb08.check_kept_object(right, (np.int64(0),)) and "You predicted [0]" in capsys.readouterr().out
+    assert not nb08.check_kept_object({0: "bread", "x": "book"}, {1})  # mixed keys: a hint, not a crash
+    assert "one answer for each seed" in capsys.readouterr().out
+
+
 def test_the_notebooks_worked_solutions_pass_their_checkers(capsys):
     from course_utils.core.model import translate
     from course_utils.training.zoo import load_seeds

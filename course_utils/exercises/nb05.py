@@ -8,7 +8,7 @@ import re
 import torch
 from torch import nn
 
-from course_utils.exercises import feedback, not_answered
+from course_utils.exercises import calls_course_helper, feedback, not_answered
 
 _LAYER_SIZES = ((64, 128), (32, 64), (16, 48), (128, 256))  # (d_model, d_ff): the course's first
 
@@ -151,10 +151,18 @@ def _as_pairs(labels):
 
 def check_shift_labels(shift_labels) -> bool:
     """Exercise 3: shift_labels(german) returns one 'input → output' label per decoder row when the decoder reads
-    the German sentence teacher-forced: inputs <bos> + words, outputs words + <eos>.
+    the German sentence teacher-forced: inputs <bos> + words, outputs words + <eos>; written without the
+    course's decoder_row_labels (refused).
     Used in notebook 05 (its Exercises section)."""
     if not callable(shift_labels):
         return feedback(False, "", f"give your function shift_labels itself (no brackets); got {shift_labels!r}.")
+    if calls_course_helper(
+        shift_labels,
+        ("decoder_row_labels",),
+        "your function calls {name}, the course's own row labeller: pair the inputs (<bos> and the German words) "
+        "with the outputs (the German words and <eos>) yourself.",
+    ):
+        return False
     for german in _SHIFT_CASES:
         words = german.split()
         want = list(zip(["<bos>", *words], [*words, "<eos>"]))

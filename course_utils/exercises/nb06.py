@@ -4,20 +4,35 @@ from __future__ import annotations
 
 import numpy as np
 
-from course_utils.exercises import feedback, learner_number, no_function, not_answered, python_loops
+from course_utils.exercises import feedback, learner_number, names_used, no_function, not_answered, python_loops
 from course_utils.measures.clustering import PAIR, word_vector
 from course_utils.measures.similarity import cosine_distance, pairwise_spread, relative_distance
 
 SHARED = ("we", "want", "to", "eat")  # the words both sentences of PAIR share (exercise 2)
 
 
+_SPREAD_SHORTCUTS = {  # what exercise 1 asks the learner to write without
+    "pairwise_spread": "the course's own copy",
+    "my_spread": "section 4's version with a Python loop",
+}
+
+
 def check_pairwise_spread(fn) -> bool:
     """Exercise 1: fn(X (N, dim)) -> pairwise spread = mean pairwise Euclidean distance / mean vector length,
-    without a Python loop.
+    without a Python loop and without calling the course's pairwise_spread or section 4's my_spread (refused).
     Used in notebook 06 (its Exercises section)."""
     not_yet = "write the body of my_pairwise_spread(X) (it returns one number), then re-run it."
     if no_function(fn, not_yet, "pass the function itself: check_pairwise_spread(my_pairwise_spread)."):
         return False
+    shortcut = ["pairwise_spread"] if fn is pairwise_spread else names_used(fn, _SPREAD_SHORTCUTS)
+    if shortcut:
+        name = shortcut[0]
+        return feedback(
+            False,
+            "",
+            f"your function is or calls {name}, {_SPREAD_SHORTCUTS[name]}: compute the spread yourself, all (N, N) "
+            "distances at once with broadcasting (X[:, None] - X[None]), then the mean over pairs of different rows.",
+        )
     rng = np.random.default_rng(6)
     cases = {
         "random vectors": rng.normal(size=(12, 8)),
@@ -36,8 +51,10 @@ def check_pairwise_spread(fn) -> bool:
                 else "divide the mean pairwise distance by the mean length of the vectors (np.linalg.norm(X, axis=1).mean())."
             )
             return feedback(False, "", f"on {name} you get {got:.4f}, expected {want:.4f}: {hint}")
-    got2 = float(fn(3.0 * cases["random vectors"]))
-    if abs(got2 - pairwise_spread(cases["random vectors"])) > 1e-6:
+    got2 = learner_number(fn, 3.0 * cases["random vectors"], not_yet, "my_pairwise_spread", " (on 3 × random vectors).")
+    if got2 is False:
+        return False
+    if not abs(got2 - pairwise_spread(cases["random vectors"])) <= 1e-6:
         return feedback(False, "", "scaling all vectors by 3 should not change the pairwise spread.")
     loops = python_loops(fn)
     if loops:

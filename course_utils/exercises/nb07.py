@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import ast
+import inspect
+import re
+import sys
+
 import numpy as np
 
 from course_utils.exercises import feedback, not_answered
@@ -109,15 +114,45 @@ def distinct_counts(sentence: str = FIVE_WORDS) -> dict[int, int]:
     return {s: len(distinct_translations(load_standard_model("learned", s).model, sentence)) for s in SEEDS}
 
 
+_COUNT_SHORTCUTS = ("distinct_translations", "distinct_counts")  # exercise 3 asks for the loop written out
+
+
+def _caller_uses(names, depth: int = 2) -> list[str]:
+    """The names from `names` used in the code that called the checker: the notebook cell (a cell's code is its
+    own module) or the calling function; [] when that code cannot be read. Exercise 3's answer is a dict, not a
+    function, so the cell that computes it and calls the checker is the code to read."""
+    try:
+        source = inspect.getsource(sys._getframe(depth))
+    except (OSError, TypeError, ValueError):
+        return []
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:  # a cell with IPython magics: look for the names as words outside comments
+        code = "\n".join(line.split("#")[0] for line in source.splitlines())
+        return sorted(n for n in names if re.search(rf"\b{n}\b", code))
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    used |= {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    return sorted(used & set(names))
+
+
 def check_distinct(counts, one_each=None) -> bool:
     """Exercise 3: {seed: number of distinct German translations over the 120 orderings of FIVE_WORDS}.
     one_each: the learner's prediction, True if every seed gives a single translation for all 120 orderings;
-    judged once the counts are right.
+    judged once the counts are right. The cell that calls it must count with its own loop: a cell that calls
+    distinct_translations (or distinct_counts) is refused.
     Used in notebook 07 (its Exercises section)."""
     if not isinstance(counts, dict) or set(counts) != set(SEEDS):
         return feedback(False, "", f"answer with a dict with the seeds {list(SEEDS)} as keys")
     if all(v is None for v in counts.values()):
         return not_answered("write the loop that fills distinct[seed], then re-run.")
+    shortcut = _caller_uses(_COUNT_SHORTCUTS)
+    if shortcut:
+        return feedback(
+            False,
+            "",
+            f"this cell calls {shortcut[0]}, which counts for you: write the loop over itertools.permutations "
+            "yourself, translate each ordering and collect the German outputs in a set.",
+        )
     if any(not isinstance(v, (int, np.integer)) or isinstance(v, bool) for v in counts.values()):
         return feedback(False, "", "each value must be a whole number (how many different translations).")
     if all(v == 120 for v in counts.values()):

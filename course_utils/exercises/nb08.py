@@ -151,15 +151,27 @@ def kept_objects(sentence: str = MISLEADING_AGAIN) -> dict[int, str]:
 
 def check_kept_object(kept, my_prediction=None) -> bool:
     """Exercise 3: kept = {seed: "bread" or "book"}, the object each seed keeps in 'i can eat bread book';
-    my_prediction: the set of seeds the learner guessed keep 'book' (compared, not graded).
+    my_prediction: the set of seeds the learner guessed keep 'book' (compared, not graded; a list or tuple of seed
+    numbers is read as a set, anything else gets a ❌ line asking for a set).
     Used in notebook 08 (its Exercises section)."""
+    if my_prediction is not None:
+        if not isinstance(my_prediction, (set, frozenset, list, tuple)) or not all(
+            isinstance(s, (int, np.integer)) and not isinstance(s, bool) for s in my_prediction
+        ):
+            return feedback(
+                False,
+                "",
+                f"predict with a set of seed numbers, such as {{1, 2}}; got {my_prediction!r} "
+                f"({type(my_prediction).__name__}).",
+            )
+        my_prediction = {int(s) for s in my_prediction}
     want = kept_objects()
     if kept is None:
         return not_answered("fill in kept = {seed: 'bread' or 'book'} from each seed's translation.")
     if not isinstance(kept, dict):
         return feedback(False, "", f"kept should be a dict {{seed: 'bread' or 'book'}}, not {type(kept).__name__}.")
-    if sorted(kept) != sorted(want):
-        return feedback(False, "", f"give one answer for each seed {sorted(want)}; you have {sorted(kept)}.")
+    if set(kept) != set(want):
+        return feedback(False, "", f"give one answer for each seed {sorted(want)}; you have {sorted(kept, key=str)}.")
     values = {s: str(v).strip().lower() for s, v in kept.items()}
     if set(values.values()) & {"brot", "buch"}:
         return feedback(False, "", "answer with the English object ('bread' or 'book'), not the German noun.")
