@@ -1,7 +1,10 @@
 """Checkers of notebook 01 accept the worked solutions and reject typical wrong answers."""
 
+import math
+
 import numpy as np
 import pytest
+import torch
 from notebook_cells import solution_code  # tests/ is on sys.path under pytest
 
 from course_utils.exercises import NOT_ANSWERED, not_answered
@@ -12,6 +15,7 @@ from course_utils.exercises.nb01 import (
     check_nearest_to_cake,
     check_same_topic_prediction,
 )
+from course_utils.measures.similarity import cosine, dot
 
 
 def _solution_cosine(a, b):
@@ -152,3 +156,69 @@ def test_the_notebooks_worked_solution_to_exercise_1_passes(capsys):
     exec(code, ns)
     assert ns["my_nearest"] == "eat bread" and check_my_cosine(ns["my_cosine"])
     assert capsys.readouterr().out.count("✅") == 3
+
+
+# ---- Exercise 1a says "NumPy only": torch and the course's helpers are refused ----
+
+
+def _course_cosine(a, b):
+    return cosine(a, b)
+
+
+def _course_dot(a, b):  # the notebook imports dot from course_utils
+    return dot(a, b) / np.sqrt(dot(a, a) * dot(b, b))
+
+
+def _torch_cosine(a, b):
+    return float(torch.nn.functional.cosine_similarity(torch.tensor(a), torch.tensor(b), dim=0))
+
+
+def _torch_norm(x):  # a helper of the learner's that is not NumPy
+    return float(torch.linalg.norm(torch.as_tensor(x)))
+
+
+def _through_a_helper(a, b):
+    return float(np.dot(a, b)) / (_torch_norm(a) * _torch_norm(b))
+
+
+@pytest.mark.parametrize(
+    "fn, used",
+    [
+        (_course_cosine, "calls cosine"),
+        (_course_dot, "calls dot"),
+        (_torch_cosine, "calls torch.nn.functional.cosine_similarity"),
+        (_through_a_helper, "calls torch.linalg.norm (in _torch_norm)"),
+        (cosine, "course_utils's own function"),
+    ],
+)
+def test_my_cosine_refuses_what_is_not_numpy(fn, used, capsys):
+    assert not check_my_cosine(fn)
+    out = capsys.readouterr().out
+    assert out.startswith("❌ Not yet: my_") and used in out and "NumPy only" in out and out.count("\n") == 1, out
+
+
+def _numpy_helper(x):
+    return math.sqrt(x @ x)
+
+
+def _honest_with_a_helper(a, b):
+    norm = np.linalg.norm
+    return float(a @ b) / (_numpy_helper(a) * norm(b))
+
+
+def test_my_cosine_accepts_numpy_math_and_the_learners_own_helpers():
+    assert check_my_cosine(_solution_cosine) and check_my_cosine(_honest_with_a_helper)
+
+
+@pytest.mark.parametrize("wrong", [3, "eat cake?", ["eat", "cake"], {"eat": 1}])
+def test_every_checker_answers_a_wrong_type_with_one_line(wrong, capsys):
+    for check in (
+        check_my_cosine,
+        check_nearest_to_cake,
+        check_eat_cake,
+        check_four_factors,
+        check_same_topic_prediction,
+    ):
+        assert check(wrong) is False
+        out = capsys.readouterr().out
+        assert out.startswith("❌ Not yet: ") and out.count("\n") == 1, (check.__name__, out)

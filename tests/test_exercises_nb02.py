@@ -130,6 +130,72 @@ def test_transposed_weight_fails_on_a_non_square_layer_too(capsys):
     assert "weight.T" in capsys.readouterr().out
 
 
+# ---- exercise 1b is by hand: the layer itself, F.linear and Python loops are refused ----
+
+
+def _calls_the_layer(X, layer):
+    return layer(X)
+
+
+def _calls_forward(X, layer):
+    return layer.forward(X)
+
+
+def _calls_the_class_forward(X, layer):
+    return torch.nn.Linear.forward(layer, X)
+
+
+def _calls_f_linear(X, layer):
+    return torch.nn.functional.linear(X, layer.weight, layer.bias)
+
+
+def _loops_over_rows(X, layer):
+    return torch.stack([layer.weight @ x + layer.bias for x in X])
+
+
+@pytest.mark.parametrize(
+    "project, said",
+    [
+        (_calls_the_layer, "my_project calls the layer itself"),
+        (_calls_forward, "my_project calls the layer itself"),
+        (_calls_the_class_forward, "F.linear (or the layer's forward)"),
+        (_calls_f_linear, "F.linear (or the layer's forward)"),
+        (torch.nn.functional.linear, "F.linear (or the layer's forward)"),
+        (_loops_over_rows, "my_project has a Python comprehension"),
+    ],
+)
+def test_qkv_by_hand_refuses_the_layer_doing_the_work(project, said, capsys):
+    assert not check_qkv_by_hand(project)
+    out = capsys.readouterr().out
+    assert out.startswith("❌ Not yet: " + said) and out.count("\n") == 1, out
+    assert "by hand from layer.weight and layer.bias" in out or "one matrix product" in out
+
+
+def _honest_with_a_name_like_the_shortcut(X, linear):  # a parameter or variable may be called anything
+    weight, bias = linear.weight, linear.bias
+    layer = X @ weight.t()
+    return layer + bias
+
+
+def test_qkv_by_hand_still_accepts_honest_solutions():
+    assert check_qkv_by_hand(_solution_project) and check_qkv_by_hand(_honest_with_a_name_like_the_shortcut)
+
+
+@pytest.mark.parametrize("wrong", [3, "X @ W", [1.0, 2.0], {"w": 1}])
+def test_every_checker_answers_a_wrong_type_with_one_line(wrong, capsys):
+    checks = [
+        lambda: check_qkv_layers(wrong),
+        lambda: check_qkv_by_hand(wrong),
+        lambda: check_same_q_prediction(wrong),
+        lambda: check_toy_query(wrong),
+        lambda: check_cross_rows(wrong, wrong),
+    ]
+    for check in checks:
+        assert check() is False
+        out = capsys.readouterr().out
+        assert out.startswith("❌ Not yet: ") and out.count("\n") == 1, out
+
+
 def test_same_q_prediction(model, capsys):
     from course_utils.measures.qkv import layer_input
 

@@ -10,6 +10,8 @@ import torch
 import torch.nn.functional as F
 from notebook_cells import solution_blocks  # tests/ is on sys.path under pytest
 
+from course_utils.core import attention
+from course_utils.core.attention import masked_softmax, scaled_dot_product_attention
 from course_utils.exercises import NOT_ANSWERED, nb03
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "03_scaled_dot_product_attention.ipynb"
@@ -35,11 +37,9 @@ def test_masked_softmax_and_attention_accept_the_worked_solution(capsys):
     assert nb03.check_masked_softmax(my_masked_softmax)
     assert nb03.check_attention(my_attention)
     assert nb03.check_attention(lambda q, k, v, mask=None: my_attention(q, k, v, mask)[0])  # output only is fine
-    torch_version = lambda q, k, v, mask=None: F.scaled_dot_product_attention(q, k, v, attn_mask=mask)  # noqa: E731
-    assert nb03.check_attention(torch_version)
     where = lambda s, m: torch.softmax(s if m is None else torch.where(m, s, -torch.inf), dim=-1)  # noqa: E731
     assert nb03.check_masked_softmax(where)  # another right way
-    assert capsys.readouterr().out.count("✅") == 5
+    assert capsys.readouterr().out.count("✅") == 4
 
 
 def _softmax_mistake(kind):
@@ -255,3 +255,79 @@ def test_the_predictions_on_the_notebooks_toy_sentence():
     _, w_causal = scaled_dot_product_attention(X @ W_Q, X @ W_K, X, torch.ones(4, 4, dtype=torch.bool).tril())
     assert nb03.check_causal_top("eat", w_causal[2], nb03.TOY_WORDS)
     assert not nb03.check_causal_top("apple", w_causal[2], nb03.TOY_WORDS)
+
+
+# ---- Exercise 1 asks for the learner's own version: the ready-made ones are refused ----
+
+
+def _course_softmax(scores, mask):
+    return masked_softmax(scores, mask)
+
+
+def _module_softmax(scores, mask):
+    return attention.masked_softmax(scores, mask)
+
+
+def _local_import_softmax(scores, mask):
+    from course_utils.core.attention import masked_softmax as ms
+
+    return ms(scores, mask)
+
+
+@pytest.mark.parametrize("fn", [_course_softmax, _module_softmax, _local_import_softmax, masked_softmax])
+def test_masked_softmax_refuses_the_course_one(fn, capsys):
+    assert not nb03.check_masked_softmax(fn)
+    out = capsys.readouterr().out
+    assert out.startswith("❌") and "uses " in out and "a ready-made version" in out and out.count("\n") == 1, out
+    assert nb03.check_masked_softmax(my_masked_softmax)  # the honest one still passes
+
+
+def _torch_attention(q, k, v, mask=None):
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+
+def _course_attention(q, k, v, mask=None):
+    return scaled_dot_product_attention(q, k, v, mask)
+
+
+def _helper_softmax(scores, mask):  # a helper of the learner's that delegates
+    return masked_softmax(scores, mask)
+
+
+def _attention_through_a_helper(q, k, v, mask=None):
+    return _helper_softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), mask) @ v
+
+
+@pytest.mark.parametrize(
+    "fn, used",
+    [
+        (_torch_attention, "F.scaled_dot_product_attention"),
+        (_course_attention, "scaled_dot_product_attention"),
+        (_attention_through_a_helper, "masked_softmax (in _helper_softmax)"),
+        (scaled_dot_product_attention, "scaled_dot_product_attention"),
+        (F.scaled_dot_product_attention, "scaled_dot_product_attention"),
+    ],
+)
+def test_attention_refuses_the_ready_made_ones(fn, used, capsys):
+    assert not nb03.check_attention(fn)
+    out = capsys.readouterr().out
+    assert out.startswith(f"❌ Not yet: my_attention uses {used}, a ready-made version") and out.count("\n") == 1, out
+    assert nb03.check_attention(my_attention)  # the honest one, which calls the learner's own softmax, still passes
+
+
+@pytest.mark.parametrize("wrong", [3, "scores", [1.0, 2.0], {"q": 1}])
+def test_every_checker_answers_a_wrong_type_with_one_line(wrong, capsys):
+    row = torch.tensor([0.2, 0.3, 0.5, 0.0])
+    checks = [
+        lambda: nb03.check_window_mask(wrong),
+        lambda: nb03.check_masked_softmax(wrong),
+        lambda: nb03.check_attention(wrong),
+        lambda: nb03.check_times_ten(wrong, 0.5, 0.7),
+        lambda: nb03.check_causal_top(wrong, row, nb03.TOY_WORDS),
+        lambda: nb03.check_eat_apple_pair(wrong, wrong),
+        lambda: nb03.check_init_guess(wrong, {"xavier": 0.5, "torch_default": 0.9}),
+    ]
+    for check in checks:
+        assert check() is False
+        out = capsys.readouterr().out
+        assert out.startswith("❌ Not yet: ") and out.count("\n") == 1, out

@@ -110,3 +110,74 @@ def names_used(fn, names) -> list[str]:
     used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     used |= {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
     return sorted(used & set(names))
+
+
+def calls_to(fn, forbidden) -> list[str]:
+    """The calls in fn's source whose callee, or a name on the way to it ('torch' in torch.linalg.norm), is an
+    object for which forbidden(obj) is true, as written ('cosine', 'F.linear'), in order; names are looked up
+    where fn was defined (its imports, closure, globals, builtins), so an alias is caught too, and the functions
+    it calls that were defined beside it (the learner's own helpers) are read as well, marked 'name (in helper)';
+    [] when the source cannot be read. Used by the checkers of notebooks 01, 02 and 03."""
+    import builtins
+    import sys
+
+    found, seen = [], set()
+
+    def read(f, inside):
+        code = getattr(f, "__code__", None)
+        if code is None or code in seen:
+            return
+        seen.add(code)
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(f)))
+        except (OSError, TypeError, SyntaxError):
+            return
+        if f.__name__ == "<lambda>":  # its source is the whole line: read only the lambdas in it
+            tree = ast.Module(body=[ast.Expr(n) for n in ast.walk(tree) if isinstance(n, ast.Lambda)], type_ignores=[])
+        space = {**vars(builtins), **getattr(f, "__globals__", {})}
+        for name, cell in zip(code.co_freevars, getattr(f, "__closure__", None) or ()):
+            try:
+                space[name] = cell.cell_contents
+            except ValueError:  # an empty cell
+                pass
+        local = set(code.co_varnames) | set(code.co_cellvars)
+        for node in ast.walk(tree):  # imports inside the function
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    name = a.asname or a.name.split(".")[0]
+                    space[name] = sys.modules.get(a.name if a.asname else name)
+                    local.discard(name)
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                for a in node.names:
+                    space[a.asname or a.name] = getattr(sys.modules.get(node.module), a.name, None)
+                local -= {a.asname or a.name for a in node.names}
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            parts, target = [], node.func
+            while isinstance(target, ast.Attribute):
+                parts.insert(0, target.attr)
+                target = target.value
+            if not isinstance(target, ast.Name) or target.id in local or target.id not in space:
+                continue
+            written, obj, chain = ".".join([target.id, *parts]), space[target.id], []
+            for part in [None, *parts]:
+                try:
+                    obj = obj if part is None else getattr(obj, part)
+                except Exception:  # an attribute that cannot be read
+                    break
+                chain.append(obj)
+            if any(_forbidden(forbidden, o) for o in chain):
+                found.append(written + (f" (in {inside})" if inside else ""))
+            elif len(chain) == len(parts) + 1 and inspect.isfunction(obj) and obj.__module__ == fn.__module__:
+                read(obj, obj.__name__)
+
+    read(fn, "")
+    return found
+
+
+def _forbidden(forbidden, obj) -> bool:
+    try:
+        return bool(forbidden(obj))
+    except Exception:  # an object the predicate cannot judge
+        return False

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 
 import numpy as np
 
 from course_utils.core.toys import SENTENCES_2D, SENTENCES_3D
-from course_utils.exercises import check_true_false, feedback, not_answered
+from course_utils.exercises import calls_to, check_true_false, feedback, not_answered
 from course_utils.measures.sentence_vectors import topic
 from course_utils.measures.similarity import cosine, dot
 
@@ -32,9 +33,24 @@ _COSINE_CASES = [
 
 def check_my_cosine(fn) -> bool:
     """Exercise 1a: the learner's `my_cosine(a, b)` (NumPy arrays in, one number out) gives a·b / (|a| |b|).
+    NumPy only: a function that calls torch, course_utils (or scipy, sklearn) is refused, whatever it returns.
     Used in notebook 01 (its Exercises section)."""
-    if not callable(fn):
+    if fn is None:
         return not_answered("write the body of my_cosine(a, b), then re-run the cell.")
+    if not callable(fn):
+        return feedback(
+            False, "", f"pass the function itself, check_my_cosine(my_cosine), not a value of type {type(fn).__name__}."
+        )
+    if _not_numpy(fn):
+        return feedback(False, "", f"my_cosine is {_origin(fn)}'s own function; write its body with NumPy only.")
+    borrowed = calls_to(fn, _not_numpy)
+    if borrowed:
+        return feedback(
+            False,
+            "",
+            f"my_cosine calls {borrowed[0]}, which is not NumPy; write it with NumPy only: a @ b (or np.dot) and "
+            "np.linalg.norm (or np.sqrt).",
+        )
     got = []
     for a, b in _COSINE_CASES:
         try:
@@ -68,6 +84,19 @@ def check_my_cosine(fn) -> bool:
     return feedback(False, "", f"my_cosine({a}, {b}) gave {got[bad]:.4f}; a·b / (|a| |b|) is a different number.")
 
 
+_NOT_NUMPY = ("course_utils", "torch", "scipy", "sklearn")  # Exercise 1a is NumPy only
+
+
+def _origin(obj) -> str:
+    """The top-level package an object comes from ('torch', 'course_utils', 'numpy'; '' if unknown)."""
+    name = obj.__name__ if inspect.ismodule(obj) else getattr(obj, "__module__", None)
+    return (name or "").split(".")[0] if isinstance(name, str) else ""
+
+
+def _not_numpy(obj) -> bool:
+    return _origin(obj) in _NOT_NUMPY
+
+
 CAKE = "eat cake"  # Exercise 1b: its nearest other 3-D sentence by cosine
 
 
@@ -79,7 +108,7 @@ def check_nearest_to_cake(sentence) -> bool:
     by_dot = max(others, key=lambda s: dot(SENTENCES_3D[CAKE], others[s]))
     if sentence is None:
         return not_answered("set my_nearest to a sentence, e.g. 'drink tea', then re-run.")
-    if sentence not in SENTENCES_3D:
+    if not isinstance(sentence, str) or sentence not in SENTENCES_3D:
         return feedback(False, "", f"give one of the nine sentences: {', '.join(SENTENCES_3D)}.")
     if sentence == CAKE:
         return feedback(False, "", "every sentence has cosine 1 with itself; look at the other eight.")

@@ -6,7 +6,7 @@ import torch
 
 from course_utils.core.precision import DTYPE
 from course_utils.core.toys import TOY_VOCAB, TOY_WQ
-from course_utils.exercises import check_true_false, feedback, not_answered
+from course_utils.exercises import calls_to, check_true_false, feedback, not_answered, python_loops
 
 
 def _layers(result):
@@ -21,8 +21,14 @@ def check_qkv_layers(make_layers) -> bool:
     """Exercise 1a: `make_layers(d_model)` returns three nn.Linear layers (w_q, w_k, w_v), each d_model -> d_model
     with a bias, as the course model's attention has them (course_utils.attention.MultiHeadAttention).
     Used in notebook 02 §1 (its exercise)."""
-    if not callable(make_layers):
+    if make_layers is None:
         return not_answered("write the body of my_qkv_layers(d_model), then re-run the cell.")
+    if not callable(make_layers):
+        return feedback(
+            False,
+            "",
+            f"pass the function itself, check_qkv_layers(my_qkv_layers), not a value of type {type(make_layers).__name__}.",
+        )
     for d_model in (4, 6):
         try:
             layers = make_layers(d_model)
@@ -54,23 +60,57 @@ def check_qkv_layers(make_layers) -> bool:
     return feedback(True, "three separate nn.Linear(d_model, d_model) layers with bias, as in the course model.", "")
 
 
+_BY_HAND = "{what}; compute it by hand from layer.weight and layer.bias, with one matrix product, @."
+
+
+_LAYER_WORK = (torch.nn.functional.linear, torch.nn.Linear.forward, torch.nn.Module.__call__)
+
+
+def _layer_work(obj) -> bool:
+    return any(obj is f for f in _LAYER_WORK)
+
+
+class _WatchedLinear(torch.nn.Linear):
+    """An nn.Linear that notes when it is run: layer(X), layer.forward(X) and nn.Linear.forward(layer, X) all are."""
+
+    called = False
+
+    def forward(self, x):
+        self.called = True
+        return super().forward(x)
+
+
 def check_qkv_by_hand(project) -> bool:
     """Exercise 1b: `project(X, layer)` computes what `layer(X)` computes, from layer.weight and layer.bias only:
     X @ weight.T + bias. Tried on a square layer (where the untransposed weight still runs) and a 4 -> 3 layer.
+    By hand: a function that calls the layer (layer(X), layer.forward), F.linear, or loops in Python is refused.
     Used in notebook 02 §1 (its exercise)."""
-    if not callable(project):
+    if project is None:
         return not_answered("write the body of my_project(X, layer), then re-run the cell.")
+    if not callable(project):
+        return feedback(
+            False,
+            "",
+            f"pass the function itself, check_qkv_by_hand(my_project), not a value of type {type(project).__name__}.",
+        )
+    if _layer_work(project) or calls_to(project, _layer_work):
+        return feedback(False, "", _BY_HAND.format(what="F.linear (or the layer's forward) does the layer's work"))
+    loops = python_loops(project)
+    if loops:
+        return feedback(False, "", f"my_project has a Python {loops[0]}; use one matrix product, @, for all rows.")
     g = torch.Generator().manual_seed(12)
     X = torch.randn(3, 4, generator=g)
     for d_out in (4, 3):
-        layer = torch.nn.Linear(4, d_out)
+        layer = _WatchedLinear(4, d_out)
         with torch.no_grad():
             layer.weight.copy_(torch.randn(d_out, 4, generator=g))
             layer.bias.copy_(torch.randn(d_out, generator=g))
-        want = layer(X).detach()
+        want = torch.nn.functional.linear(X, layer.weight, layer.bias).detach()
         try:
             with torch.no_grad():
                 got = project(X, layer)
+                if layer.called:
+                    return feedback(False, "", _BY_HAND.format(what="my_project calls the layer itself"))
         except NotImplementedError:
             return not_answered("replace `raise NotImplementedError` with your code.")
         except RuntimeError as err:

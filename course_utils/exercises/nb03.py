@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 
 import torch
+import torch.nn.functional as F
 
 from course_utils.core.attention import masked_softmax, scaled_dot_product_attention
 from course_utils.core.model import INITS  # the one list of initialisations
 from course_utils.core.precision import DTYPE
 from course_utils.core.toys import toy_embeddings
-from course_utils.exercises import NOT_ANSWERED, feedback, not_answered
+from course_utils.exercises import NOT_ANSWERED, calls_to, feedback, not_answered
 
 TOY_WORDS = ("i", "can", "eat", "apple")
 
@@ -114,13 +116,37 @@ def _compare(name, case, got, want, variants) -> str | None:
     return f"{name} ({case}): right shape, but the numbers differ from the course's."
 
 
+def _ready_made(obj) -> bool:
+    """The course's own code (masked_softmax, scaled_dot_product_attention, anything of course_utils) or torch's
+    scaled_dot_product_attention: what Exercise 1 asks the learner to write without."""
+    module = obj.__name__ if inspect.ismodule(obj) else getattr(obj, "__module__", None)
+    return obj is F.scaled_dot_product_attention or (isinstance(module, str) and module.split(".")[0] == "course_utils")
+
+
+_OWN_VERSION = {
+    "my_masked_softmax": "write the masking (masked_fill or torch.where) and the softmax yourself",
+    "my_attention": "write the steps yourself: the scores, the masked softmax, weights @ v",
+}
+
+
+def _own_version(fn, name: str) -> bool:
+    """True (and the ❌ line printed) when fn is, or calls, the ready-made code Exercise 1 asks to write without."""
+    used = [getattr(fn, "__name__", "a ready-made function")] if _ready_made(fn) else calls_to(fn, _ready_made)
+    if used:
+        feedback(False, "", f"{name} uses {used[0]}, a ready-made version; {_OWN_VERSION[name]}.")
+    return bool(used)
+
+
 def check_masked_softmax(fn) -> bool:
     """Exercise 1a: fn(scores, mask) = softmax over the keys where only mask == True counts (True = may attend).
 
+    The course's masked_softmax (or any course_utils helper) is refused, called or passed as it is.
     Compared with `attention.masked_softmax` on random scores with no mask, a causal and two padding masks.
     Used in notebook 03 §5 (its exercise)."""
     if not callable(fn):
         return feedback(False, "", "pass the function itself: check_masked_softmax(my_masked_softmax).")
+    if _own_version(fn, "my_masked_softmax"):
+        return False
     for case, q, k, _, mask in _cases():
         scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
         got, message = _call(fn, (scores.clone(), mask), "my_masked_softmax")
@@ -136,10 +162,13 @@ def check_masked_softmax(fn) -> bool:
 def check_attention(fn) -> bool:
     """Exercise 1b: fn(q, k, v, mask=None) -> out (or (out, weights)) = softmax(q kᵀ / √d_k, masked) v.
 
+    The course's functions and torch's F.scaled_dot_product_attention are refused, called or passed as they are.
     Compared with `attention.scaled_dot_product_attention` on the same random inputs as check_masked_softmax.
     Used in notebook 03 §5 (its exercise)."""
     if not callable(fn):
         return feedback(False, "", "pass the function itself: check_attention(my_attention).")
+    if _own_version(fn, "my_attention"):
+        return False
     for case, q, k, v, mask in _cases():
         want_out, want_w = scaled_dot_product_attention(q, k, v, mask)
         got, message = _call(fn, (q.clone(), k.clone(), v.clone(), mask), "my_attention")
@@ -222,6 +251,14 @@ def check_eat_apple_pair(W_Q, W_K) -> bool:
     Used in notebook 03 (its Exercises section)."""
     if W_Q is None or W_K is None:
         return not_answered("fill in W_Q2 and W_K2 (2×2 tensors), then re-run this cell.")
+    try:
+        torch.as_tensor(W_Q, dtype=DTYPE), torch.as_tensor(W_K, dtype=DTYPE)
+    except (ValueError, TypeError, RuntimeError):
+        return feedback(
+            False,
+            "",
+            f"W_Q2 and W_K2 must be 2×2 tensors of numbers; got {type(W_Q).__name__} and {type(W_K).__name__}.",
+        )
     try:
         w = toy_weights(W_Q, W_K)
     except (ValueError, TypeError, RuntimeError) as exc:
