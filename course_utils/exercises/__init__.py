@@ -4,8 +4,9 @@ Every checker returns True for a right answer and False for a wrong one, and pri
 feedback; `tests/` checks that wrong answers are rejected. Three kinds of line, one vocabulary:
 `feedback` prints ✅ (right) or ❌ (wrong, with a hint); `not_answered` prints ✍ for an exercise the
 learner has not answered yet (the state the committed notebooks show), without giving the answer away.
-Two source readers serve the checkers that ask for code written a certain way: `python_loops` (no Python
-loop) and `names_used` (not the course's own helper).
+Three source readers serve the checkers that ask for code written a certain way: `python_loops` (no Python
+loop), `names_used` (not the course's own helper, by name) and `calls_to` (no call to a forbidden library, followed
+through aliases, local imports and the learner's own helper functions).
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ _LOOPS = (ast.For, ast.While, ast.ListComp, ast.SetComp, ast.DictComp, ast.Gener
 def python_loops(fn) -> list[str]:
     """The Python loops (for, while, comprehensions) in fn's source, as 'for (line 3)'; [] when there are none
     or when the source cannot be read (a function typed at a plain interpreter prompt).
-    Used by the no-loop checkers of notebooks 06 and 08."""
+    Used by the no-loop checkers of notebooks 02, 06 and 08."""
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
     except (OSError, TypeError, SyntaxError):
