@@ -26,7 +26,7 @@ lab: install
 # notebook in one kernel; the minute-long widget drives and model retrains are split over several files for it).
 WORKERS ?= 2
 # Strict nbval with no --nbval-sanitize-with file: no output needs sanitizing. The only ignored outputs are cells
-# marked "# NBVAL_IGNORE_OUTPUT" (widgets), each with its reason on line 2 (tests/test_notebook_hygiene.py).
+# tagged "nbval-ignore-output" (widgets), each with its reason in metadata (tests/test_notebook_hygiene.py).
 NBVAL   := --nbval --nbval-current-env --nbval-cell-timeout=120 -p no:randomly
 # The pinned npm files (vega, MathJax's neighbours, the widget manager) the browser tests load: fetched once into
 # build/npm/ with `npm pack`, checked against their sha512, then reused (nothing is fetched when notebooks run).

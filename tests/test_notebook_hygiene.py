@@ -25,7 +25,11 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 VEGALITE = "application/vnd.vegalite.v5+json"  # a client-side view (course_utils/views/clientside/)
-IGNORE = "# NBVAL_IGNORE_OUTPUT"
+IGNORE_TAG = "nbval-ignore-output"  # nbval reads this cell tag; a tag keeps tooling words off the learner's screen
+
+
+def ignored(cell):
+    return IGNORE_TAG in cell.get("metadata", {}).get("tags", [])
 MAX_BYTES = 1_500_000
 # Absolute paths, user folders and memory addresses: they differ between machines and runs.
 MACHINE_SPECIFIC = re.compile(r"(/(home|root|Users|tmp|work|var/folders)/|[A-Za-z]:\\\\Users|\bat 0x[0-9a-f]{6,})")
@@ -135,22 +139,22 @@ def test_ignored_outputs_are_marked_explained_and_followed_by_a_compared_cell(no
     path, nb = notebook
     cells = code_cells(nb)
     for i, c in enumerate(cells):
-        lines = c.source.splitlines()
-        if not any(IGNORE in line for line in lines):
+        assert "NBVAL_IGNORE_OUTPUT" not in c.source, f"cell [{i + 1}]: mark it with the cell tag '{IGNORE_TAG}'"
+        if not ignored(c):
             continue
-        assert lines[0] == IGNORE, f"cell [{i + 1}]: nbval honours the marker only alone on the first line"
-        assert len(lines) > 1 and lines[1].startswith("# ") and len(lines[1]) > 10, f"cell [{i + 1}]: say why"
+        reason = c.metadata.get("ignore_output_reason", "")
+        assert len(reason) > 10, f"cell [{i + 1}]: say why in metadata.ignore_output_reason"
         assert IGNORED_KINDS.search(c.source), f"cell [{i + 1}]: ignored output that is not a widget"
         assert i + 1 < len(cells), f"cell [{i + 1}] is last: nothing compared follows it"
         nxt = cells[i + 1]
-        assert not nxt.source.startswith(IGNORE) and nxt.outputs, f"cell [{i + 2}] must be compared and show output"
+        assert not ignored(nxt) and nxt.outputs, f"cell [{i + 2}] must be compared and show output"
         if any(WIDGET_VIEW in o.get("data", {}) for o in c.outputs):
             assert any("image/png" in o.get("data", {}) for o in nxt.outputs), (
                 f"cell [{i + 2}] must draw the widget's default view (static fallback for nbviewer)"
             )
     widget_cells = [i for i, c in enumerate(cells) if any(WIDGET_VIEW in o.get("data", {}) for o in c.outputs)]
     for i in widget_cells:
-        assert cells[i].source.startswith(IGNORE), f"cell [{i + 1}] shows a widget but is compared by nbval"
+        assert ignored(cells[i]), f"cell [{i + 1}] shows a widget but is compared by nbval"
 
 
 def test_pre_commit_nbstripout_keeps_every_notebook_as_committed(tmp_path):
@@ -214,18 +218,18 @@ def test_a_widget_cell_followed_by_its_compared_static_view(notebook):
     the static view that GitHub and nbval see."""
     path, nb = notebook
     cells = code_cells(nb)
-    widget_cells = [i for i, c in enumerate(cells) if c.source.startswith(IGNORE) and "interactive_plot(" in c.source]
+    widget_cells = [i for i, c in enumerate(cells) if ignored(c) and "interactive_plot(" in c.source]
     view_cells = [i for i, c in enumerate(cells) if any(VEGALITE in o.get("data", {}) for o in c.outputs)]
     assert widget_cells or view_cells, (
-        f"{path.name}: no widget cell ('{IGNORE}' on line 1 and interactive_plot) and no client-side view"
+        f"{path.name}: no widget cell (tag '{IGNORE_TAG}' and interactive_plot) and no client-side view"
     )
     for i in widget_cells + view_cells:
         nxt = cells[i + 1] if i + 1 < len(cells) else None
-        assert nxt is not None and not nxt.source.startswith(IGNORE) and nxt.outputs, (
+        assert nxt is not None and not ignored(nxt) and nxt.outputs, (
             f"{path.name} cell [{i + 1}]: the next code cell must be compared and show the view's default as a figure"
         )
     for i in view_cells:
-        assert not cells[i].source.startswith(IGNORE), f"{path.name} cell [{i + 1}]: a client-side view is compared"
+        assert not ignored(cells[i]), f"{path.name} cell [{i + 1}]: a client-side view is compared"
 
 
 def test_the_exercise_count_sees_headings_bold_leads_and_a_missing_solution():

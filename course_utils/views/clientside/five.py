@@ -80,7 +80,10 @@ def five_view(
                 for (_pl, _k, _w), idx in meta[shared].groupby(["place", "kind", "word"], sort=False).groups.items():
                     idx = list(idx)
                     pts = P[idx]
-                    labs[idx[int(np.linalg.norm(pts - pts.mean(0), axis=1).argmin())]] = _w
+                    # points equal in exact arithmetic (a word before any context) tie: rounding the distances
+                    # lets the first of them win on every CPU, not whichever float noise favours
+                    dist = np.round(np.linalg.norm(pts - pts.mean(0), axis=1), 9)
+                    labs[idx[int(dist.argmin())]] = _w
                 anchors = _spread_labels(P, meta, labs)
                 for i, r in meta.iterrows():
                     if r["word"] not in words:
