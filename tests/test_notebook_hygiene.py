@@ -30,6 +30,8 @@ IGNORE_TAG = "nbval-ignore-output"  # nbval reads this cell tag; a tag keeps too
 
 def ignored(cell):
     return IGNORE_TAG in cell.get("metadata", {}).get("tags", [])
+
+
 MAX_BYTES = 1_500_000
 # Absolute paths, user folders and memory addresses: they differ between machines and runs.
 MACHINE_SPECIFIC = re.compile(r"(/(home|root|Users|tmp|work|var/folders)/|[A-Za-z]:\\\\Users|\bat 0x[0-9a-f]{6,})")
