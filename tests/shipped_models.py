@@ -22,7 +22,10 @@ SHIPPED = [(name, seed) for name, (_, seeds) in STANDARD_MODELS.items() for seed
 # 10 epochs, 9e-11 after 20, 4.9e-6 after 30 (AVX2 vs the portable kernels; the other four seeds stay below 7e-12).
 # It is compared within 5e-4, a hundred times that, and exactly on its exact-match history and translations; one
 # epoch more moves its weights by 4.9e-3, ten times the tolerance (tests/test_shipped_models.py).
+# Their per-epoch losses are compared within CHAOTIC_LOSS_RTOL: the largest relative difference measured is 1.4e-4
+# (saturated seed 3, epoch 28: 0.0024381 shipped vs 0.0024384 retrained on an AVX-512 CPU), ten times that is 1e-3.
 CHAOTIC_ATOL = {"saturated": 5e-2, ("blog", 1): 5e-4}
+CHAOTIC_LOSS_RTOL = 1e-3
 
 
 def chaotic_atol(name, seed):
@@ -49,7 +52,7 @@ def check_reproduces_shipped_model(name, seed, request):
         assert_weights_match(a, b)
     for h1, h2 in zip(shipped.history, fresh.history, strict=True):
         assert h1["epoch"] == h2["epoch"] and h1["train_exact"] == h2["train_exact"]
-        assert h1["loss"] == pytest.approx(h2["loss"], rel=1e-4 if chaotic else STORED_RTOL, abs=STORED_ATOL)
+        assert h1["loss"] == pytest.approx(h2["loss"], rel=CHAOTIC_LOSS_RTOL if chaotic else STORED_RTOL, abs=STORED_ATOL)
     sentences = [p.english for p in load_pairs()]
     assert translate_batch(shipped.model, sentences) == translate_batch(fresh.model, sentences)
     assert shipped.snapshots.keys() == fresh.snapshots.keys()
