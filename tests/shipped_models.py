@@ -52,7 +52,9 @@ def check_reproduces_shipped_model(name, seed, request):
         assert_weights_match(a, b)
     for h1, h2 in zip(shipped.history, fresh.history, strict=True):
         assert h1["epoch"] == h2["epoch"] and h1["train_exact"] == h2["train_exact"]
-        assert h1["loss"] == pytest.approx(h2["loss"], rel=CHAOTIC_LOSS_RTOL if chaotic else STORED_RTOL, abs=STORED_ATOL)
+        assert h1["loss"] == pytest.approx(
+            h2["loss"], rel=CHAOTIC_LOSS_RTOL if chaotic else STORED_RTOL, abs=STORED_ATOL
+        )
     sentences = [p.english for p in load_pairs()]
     assert translate_batch(shipped.model, sentences) == translate_batch(fresh.model, sentences)
     assert shipped.snapshots.keys() == fresh.snapshots.keys()
