@@ -46,3 +46,9 @@ def test_beside_baseline_shows_the_difference_per_seed():
     df = beside_baseline({0: 0.25, 1: 0.12}, {0: 0.14, 1: 0.14}, name="mean |cos|")
     assert list(df.columns) == ["mean |cos|", "untrained", "difference"]
     assert df.loc[0, "difference"] == pytest.approx(0.11) and df.loc[1, "difference"] == pytest.approx(-0.02)
+
+
+def test_soft_and_hard_are_one_cut_off_read_both_ways():
+    soft, hard = CUTOFFS["soft"], CUTOFFS["hard_pick"]
+    assert soft.value == hard.value and (soft.direction, hard.direction) == ("<", ">")
+    assert soft.passes(0.9) and not hard.passes(0.9) and hard.passes(0.99) and not soft.passes(0.99)

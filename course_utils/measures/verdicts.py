@@ -52,7 +52,14 @@ def _cutoffs(*cuts: Cutoff) -> dict[str, Cutoff]:
 
 
 # Every cut-off a verdict uses, in one place. Each was chosen before the measurement it judges.
+# Soft or hard attention, for every notebook: a row (or a mean over rows) whose largest weight is above SOFT_HARD
+# is a hard pick, one key takes almost everything; at or below it the row is soft, a blend of several values.
+SOFT_HARD = 0.95
+
 CUTOFFS: dict[str, Cutoff] = _cutoffs(
+    # ---- every notebook that calls attention soft or a hard pick (03, 05, 09, 10) ----
+    Cutoff("hard_pick", SOFT_HARD, ">", f"the largest weight of an attention row is above {SOFT_HARD}: a hard pick"),
+    Cutoff("soft", SOFT_HARD, "<", f"the largest weight of an attention row is below {SOFT_HARD}: soft, a blend"),
     # ---- notebooks 02, 03 ----
     # 02 §2: do the words' queries end up more alike than a baseline (the inputs, the untrained W^Q)? any growth counts
     Cutoff("cosine_grows", 0.0, ">", "the mean |cosine| between different words grows"),
