@@ -222,3 +222,27 @@ def test_every_checker_answers_a_wrong_type_with_one_line(wrong, capsys):
         assert check(wrong) is False
         out = capsys.readouterr().out
         assert out.startswith("❌ Not yet: ") and out.count("\n") == 1, (check.__name__, out)
+
+
+@pytest.mark.parametrize(
+    "check, wrong",
+    [
+        (check_four_factors, "22.33"),  # the right number, typed as a string
+        (check_eat_cake, ("0.9", "0")),
+        (check_eat_cake, {"food": 0.9, "reading": 0.0}),
+        (check_nearest_to_cake, ["eat bread"]),  # the right sentence, inside a list
+        (check_same_topic_prediction, "False"),
+        (check_same_topic_prediction, 0),
+    ],
+)
+def test_a_right_answer_of_the_wrong_type_is_refused_with_one_line(check, wrong, capsys):
+    assert check(wrong) is False
+    out = capsys.readouterr().out
+    assert out.startswith("❌ Not yet: ") and out.count("\n") == 1, out
+
+
+@pytest.mark.parametrize("returned", [3.0 + 0j, "0.5", [0.5], {"cos": 0.5}, None, (0.5, 0.5)])
+def test_my_cosine_returning_a_wrong_type_gets_one_line(returned, capsys):
+    assert check_my_cosine(lambda a, b: returned) is False
+    out = capsys.readouterr().out
+    assert out.startswith("❌ Not yet: my_cosine(") and out.count("\n") == 1, out

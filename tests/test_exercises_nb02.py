@@ -354,3 +354,53 @@ def test_places_table(model):
     assert df.loc["cross-attention", "k (H, Tk, dh)"] == (2, 5, 32)
     assert df.loc["cross-attention", "key tokens"] == "we want to eat apple"
     assert df.loc["decoder self-attention", "q (H, Tq, dh)"] == (2, 6, 32)
+
+
+@pytest.mark.parametrize(
+    "check, args",
+    [
+        (check_cross_rows, ("5", "4")),  # the right numbers, typed as strings
+        (check_cross_rows, (5.5, 4)),
+        (check_cross_rows, (True, 4)),
+        (check_cross_rows, ([5], [4])),
+        (check_toy_query, (["2.5", "0", "0.5"],)),
+        (check_toy_query, ({"q1": 2.5},)),
+        (check_same_q_prediction, ("True",)),
+        (check_same_q_prediction, (1,)),
+    ],
+)
+def test_a_right_answer_of_the_wrong_type_is_refused_with_one_line(check, args, capsys):
+    assert check(*args) is False
+    out = capsys.readouterr().out
+    assert out.startswith("❌ Not yet: ") and out.count("\n") == 1, out
+
+
+@pytest.mark.parametrize("returned", [3, "Q, K, V", [1, 2, 3], {"q": 1, "k": 2, "v": 3}, None])
+def test_the_learners_functions_returning_a_wrong_type_get_one_line(returned, capsys):
+    assert check_qkv_layers(lambda d: returned) is False
+    assert capsys.readouterr().out.startswith("❌ Not yet: ")
+    if returned is not None:
+        assert check_qkv_by_hand(lambda X, layer: returned) is False
+        out = capsys.readouterr().out
+        assert out.startswith("❌ Not yet: ") and out.count("\n") == 1, out
+
+
+def test_word_qkv_grid_is_small_multiples_on_one_scale(model):
+    from course_utils.views.qkv import plot_word_qkv_grid
+
+    choices = [("we want to eat apple", "eat"), ("they want to eat bread", "eat"), ("eat", "eat")]
+    fig = plot_word_qkv_grid(model, choices, layers=(0, 1))
+    panels = [ax for ax in fig.axes if ax.images]
+    assert len(panels) == 6 and len(fig.axes) == 7  # 3 choices x 2 layers, and one colour bar
+    sizes = {(round(ax.get_position().width, 6), round(ax.get_position().height, 6)) for ax in panels}
+    assert len(sizes) == 1  # equal panel sizes
+    assert len({ax.images[0].get_clim() for ax in panels}) == 1  # one colour scale
+    lim = max(float(word_qkv(model, s, w, layer)[0].abs().max()) for s, w in choices for layer in (0, 1))
+    assert panels[0].images[0].get_clim() == pytest.approx((-lim, lim))
+    assert [ax.get_title() for ax in panels[:2]] == [
+        "layer 0: 'eat' in 'we want to eat apple', position 3",
+        "layer 1: 'eat' in 'we want to eat apple', position 3",
+    ]
+    single = plot_word_qkv(model, "we want to eat apple", "eat", layer=0)  # the one-view figure is unchanged
+    assert single.axes[0].get_title() == "encoder layer 0: q, k, v of 'eat' in 'we want to eat apple', position 3"
+    plt.close("all")

@@ -14,6 +14,9 @@ from course_utils.measures.similarity import cosine, dot
 
 
 def _number(x) -> float | None:
+    """x as a finite float; None for anything else (a string such as "22.3" too: a number is asked for)."""
+    if isinstance(x, (str, bytes)):
+        return None
     try:
         v = float(x)
     except (TypeError, ValueError):
@@ -147,7 +150,7 @@ def check_eat_cake(vector) -> bool:
     if vector is None:
         return not_answered("give two numbers (food, reading), not both zero, then re-run.")
     try:
-        v = np.asarray(vector, dtype=np.float64).reshape(-1)
+        v = np.zeros(0) if np.asarray(vector).dtype.kind in "USO" else np.asarray(vector, dtype=np.float64).reshape(-1)
     except (TypeError, ValueError):
         v = np.zeros(0)
     if v.shape != (2,) or not np.all(np.isfinite(v)) or np.linalg.norm(v) == 0:

@@ -179,15 +179,25 @@ def check_toy_query(query) -> bool:
     return feedback(True, f"{[round(v, 2) for v in expected.tolist()]}: a weighted mix of two rows of W^Q.", "")
 
 
+def _whole(x) -> int | None:
+    """x as an int when it is a whole number (5, 5.0, a 0-d tensor); None for a string, a bool, 4.5, a list..."""
+    if isinstance(x, (str, bytes, bool)):
+        return None
+    try:
+        v = float(x)
+    except (TypeError, ValueError, RuntimeError):
+        return None
+    return int(v) if v.is_integer() else None
+
+
 def check_cross_rows(n_queries, n_keys) -> bool:
     """Exercise 3: in the cross-attention for 'i can eat bread' (decoder input '<bos> ich kann brot essen'), how many
     rows do Q and K have? Q: one per decoder position (5); K: one per English word (4).
     Used in notebook 02 (its More exercises section)."""
     if n_queries is None or n_keys is None:
         return not_answered("give two whole numbers, the rows of Q and of K, then re-run.")
-    try:
-        q, k = int(n_queries), int(n_keys)
-    except (TypeError, ValueError):
+    q, k = _whole(n_queries), _whole(n_keys)
+    if q is None or k is None:
         return feedback(False, "", "give two whole numbers: the rows of Q and the rows of K.")
     if (q, k) == (5, 4):
         return feedback(True, "Q: 5 rows (<bos> ich kann brot essen ask); K: 4 rows (i can eat bread answer).", "")

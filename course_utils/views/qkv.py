@@ -1,6 +1,7 @@
 """Notebook 02's picture of one word's q, k and v, and notebook 04's singular values before and after training.
 
     plot_word_qkv(model, "we want to eat apple", "eat")   # 02: q, k, v of a word, a 3 x d_model heatmap
+    plot_word_qkv_grid(model, [(s, "eat"), ("eat", "eat")], layers=(0, 1))   # 02: several such views, one scale
     plot_singular_values(spectra, band=band)              # 04 §5: trained / initial singular value per direction
 
 The numbers of the first are `measures.qkv.word_qkv`, its browser view `views.clientside.word_qkv.word_qkv_view`.
@@ -25,13 +26,43 @@ def plot_word_qkv(model, sentence="we want to eat apple", word: str = "eat", lay
     m = M.numpy()
     lim = float(np.abs(m).max())
     fig, ax = plt.subplots(figsize=(10, 2.3))
+    im = _qkv_panel(ax, m, lim, f"encoder layer {layer}: q, k, v of {word.strip().lower()!r} {note}")
+    fig.colorbar(im, ax=ax, fraction=0.03, pad=0.01, label="value")
+    fixed_layout(fig, left=0.13, right=0.95, bottom=0.22, top=0.86)
+    return fig
+
+
+def _qkv_panel(ax, m, lim, title, xlabel=True):
+    """One view of plot_word_qkv on `ax`: the 3 x d_model matrix m on the diverging scale -lim..lim."""
     im = ax.imshow(m, cmap="RdBu_r", vmin=-lim, vmax=lim, aspect="auto")  # imshow, not seaborn: fast re-render
     ax.set_yticks(range(3), [f"{kind}  |{kind}|={np.linalg.norm(r):.1f}" for kind, r in zip("qkv", m)])
     ax.set_xticks(range(0, m.shape[1], 8))
-    ax.set_xlabel(f"output feature of w_q, w_k, w_v (0..{m.shape[1] - 1})")
-    ax.set_title(f"encoder layer {layer}: q, k, v of {word.strip().lower()!r} {note}", fontsize=10)
-    fig.colorbar(im, ax=ax, fraction=0.03, pad=0.01, label="value")
-    fixed_layout(fig, left=0.13, right=0.95, bottom=0.22, top=0.86)
+    if xlabel:
+        ax.set_xlabel(f"output feature of w_q, w_k, w_v (0..{m.shape[1] - 1})")
+    ax.set_title(title, fontsize=10)
+    return im
+
+
+def plot_word_qkv_grid(model, choices, layers=(0, 1), title: str | None = None):
+    """plot_word_qkv's view for every (sentence, word) of `choices` (one row each) and every encoder layer of
+    `layers` (one column each), as small multiples of equal size on ONE colour scale (the largest |value| of all
+    panels), so that panels can be compared by eye. Returns the figure.
+
+    Used in notebook 02 (Try it: q, k and v of a word), as the static view of the comparison its widget offers.
+    """
+    choices, layers = [(str(s), str(w)) for s, w in choices], [int(layer) for layer in layers]
+    views = {(c, layer): word_qkv(model, s, w, layer) for c, (s, w) in enumerate(choices) for layer in layers}
+    lim = max(float(np.abs(M.numpy()).max()) for M, _ in views.values())
+    fig, axes = plt.subplots(
+        len(choices), len(layers), figsize=(6.2 * len(layers) + 1.6, 1.55 * len(choices) + 1.0), squeeze=False
+    )
+    for (c, layer), (M, note) in views.items():
+        word = choices[c][1].strip().lower()
+        ax = axes[c, layers.index(layer)]
+        im = _qkv_panel(ax, M.numpy(), lim, f"layer {layer}: {word!r} {note}", xlabel=c == len(choices) - 1)
+    fig.suptitle(title or "q, k and v of a word, in each sentence (rows) and encoder layer (columns)", fontsize=11)
+    fixed_layout(fig, left=0.08, right=0.89, bottom=0.1, top=0.86, hspace=0.75, wspace=0.25)
+    fig.colorbar(im, cax=fig.add_axes((0.91, 0.1, 0.012, 0.76)), label="value (one scale for all panels)")
     return fig
 
 
