@@ -1,7 +1,6 @@
 """Notebook 07's checkers accept the worked solutions and reject typical wrong answers."""
 
 import itertools
-import linecache
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -75,46 +74,70 @@ def test_symmetry_accepts_worked_solution_and_rejects_the_blogs_answer(capsys):
     assert not nb07.check_symmetry([])
 
 
-def library_counts(runs) -> dict[int, int]:
-    """The counts by the library's distinct_translations, in a function of its own: check_distinct reads the code
-    that calls it and refuses a caller that uses distinct_translations."""
-    return {s: len(distinct_translations(runs[s].model, nb07.FIVE_WORDS)) for s in SEEDS}
+def _honest(model, sentence):
+    """The worked solution's loop, written out."""
+    return len({" ".join(translate(model, list(p))) for p in itertools.permutations(sentence.split())})
 
 
-def test_distinct_refuses_a_cell_that_counts_with_the_library(capsys):
-    """Exercise 3 asks for the loop written out: a cell (a module of its own, as IPython compiles it) or a function
-    that calls distinct_translations or distinct_counts is refused; the same counts from a written loop pass."""
-    runs = {s: SimpleNamespace(model=load_standard_model("learned", s).model) for s in SEEDS}
-    space = {"runs": runs, "check_distinct": nb07.check_distinct, "distinct_translations": distinct_translations}
-    cell = (
-        "distinct = {s: len(distinct_translations(r.model, 'i can eat apple book')) for s, r in runs.items()}\n"
-        "ok = check_distinct(distinct, False)\n"
-    )
-    name = "<ipython-input-nb07-shortcut>"
-    linecache.cache[name] = (len(cell), None, cell.splitlines(True), name)  # what IPython does for every cell
-    try:
-        exec(compile(cell, name, "exec"), space)
-    finally:
-        del linecache.cache[name]
-    assert space["ok"] is False
+def _honest_with_a_shortcut_like_name(model, sentence):  # "distinct" in a name is not the helper
+    distinct = set()
+    for order in itertools.permutations(sentence.split()):
+        distinct.add(tuple(translate(model, list(order))))
+    return len(distinct)
+
+
+def _via_library(model, sentence):
+    return len(distinct_translations(model, sentence))
+
+
+def _via_alias(model, sentence):
+    from course_utils.measures.probing import distinct_translations as count
+
+    return len(count(model, sentence))
+
+
+def _via_answer_key(model, sentence):
+    return nb07.distinct_counts(sentence)[0]
+
+
+def _via_batch(model, sentence):
+    from course_utils.core.model import translate_batch
+
+    return len({" ".join(t) for t in translate_batch(model, list(itertools.permutations(sentence.split())))})
+
+
+def _helper(model, sentence):  # a learner's own helper function that delegates
+    return len(distinct_translations(model, sentence))
+
+
+def _via_own_helper(model, sentence):
+    return _helper(model, sentence)
+
+
+@pytest.mark.parametrize(
+    "shortcut, name",
+    [
+        (distinct_translations, "distinct_translations"),
+        (nb07.distinct_counts, "distinct_counts"),
+        (_via_library, "distinct_translations"),
+        (_via_alias, "count"),
+        (_via_answer_key, "nb07.distinct_counts"),
+        (_via_batch, "translate_batch"),
+        (_via_own_helper, "distinct_translations (in _helper)"),
+    ],
+)
+def test_distinct_refuses_the_course_helpers(shortcut, name, capsys):
+    """Exercise 3 asks for the loop written out: a function that is, or calls, the course's counter (by any name,
+    or through a helper of the learner's), its answer key or its batch translator is refused, in one line."""
+    assert nb07.check_distinct(shortcut, False) is False
     out = capsys.readouterr().out
-    assert out.count("\n") == 1 and out.startswith("❌") and "calls distinct_translations" in out
+    assert out.count("\n") == 1 and out.startswith("❌") and f"uses the course's {name}" in out, out
     assert "itertools.permutations" in out
 
-    def shortcut_cell():  # the same shortcut in a function, and the checker's own answer key
-        assert not nb07.check_distinct(nb07.distinct_counts(), False)
 
-    shortcut_cell()
-    assert "calls distinct_counts" in capsys.readouterr().out
-
-    def honest_cell():  # the worked solution's loop, written out
-        distinct = {}
-        for s, r in runs.items():
-            outs = {" ".join(translate(r.model, list(p))) for p in itertools.permutations(nb07.FIVE_WORDS.split())}
-            distinct[s] = len(outs)
-        return nb07.check_distinct(distinct, False)
-
-    assert honest_cell() and "✅" in capsys.readouterr().out
+def test_distinct_still_accepts_honest_solutions(capsys):
+    assert nb07.check_distinct(_honest, False) and "✅" in capsys.readouterr().out
+    assert nb07.check_distinct(_honest_with_a_shortcut_like_name, False) and "✅" in capsys.readouterr().out
 
 
 def test_distinct_accepts_the_worked_solution_and_rejects_wrong_counts(capsys):
@@ -122,30 +145,32 @@ def test_distinct_accepts_the_worked_solution_and_rejects_wrong_counts(capsys):
     runs = {s: SimpleNamespace(model=load_standard_model("learned", s).model) for s in SEEDS}
     space = {"runs": runs, "translate": translate, "check_distinct": nb07.check_distinct, "one_each": False}
     exec(solution_code(NOTEBOOK, "itertools.permutations"), space)  # the worked solution, as the notebook shows it
-    worked = space["distinct"]
     assert space["ok"]
     out = capsys.readouterr().out
     assert "✅" in out and "one_each = False was right" in out  # seed 3 gives two translations
-    assert worked == library_counts(runs)
-    assert 1 in worked.values() and max(worked.values()) > 1  # some seeds ignore order here, some do not
-    assert nb07.check_distinct(worked, True) and "one_each = True was not right" in capsys.readouterr().out
-    assert nb07.check_distinct(worked, "no") and "True or False" in capsys.readouterr().out
-    assert not nb07.check_distinct({s: 1 for s in SEEDS}, False)  # "no model uses order"
+    truth = {s: len(distinct_translations(runs[s].model, nb07.FIVE_WORDS)) for s in SEEDS}
+    assert truth == nb07.distinct_counts() and str(truth) in out
+    assert 1 in truth.values() and max(truth.values()) > 1  # some seeds ignore order here, some do not
+    assert nb07.check_distinct(_honest, True) and "one_each = True was not right" in capsys.readouterr().out
+    assert nb07.check_distinct(_honest, "no") and "True or False" in capsys.readouterr().out
+    assert not nb07.check_distinct(lambda m, s: 1, False)  # "no model uses order"
     assert "was right" not in capsys.readouterr().out  # the prediction is judged only once the counts are right
-    assert not nb07.check_distinct({s: 120 for s in SEEDS})  # counted the orderings, not the translations
+    assert not nb07.check_distinct(lambda m, s: len(list(itertools.permutations(s.split()))))  # the orderings
     assert "120 is the number of orderings" in capsys.readouterr().out
-    assert not nb07.check_distinct({**worked, 0: worked[0] + 1})
-    assert not nb07.check_distinct({**worked, 1: True})
-    assert not nb07.check_distinct({"learned": 1, "sinusoidal": 2, "none": 1})  # the old three-model answer
-    capsys.readouterr()
-    assert not nb07.check_distinct({s: None for s in SEEDS}, None)  # the committed, unanswered state
+    assert not nb07.check_distinct(lambda m, s: True) and "whole number" in capsys.readouterr().out
+    assert not nb07.check_distinct(lambda m, s: {0: 1}) and "whole number" in capsys.readouterr().out
+    assert not nb07.check_distinct(lambda m, s: 1 / 0) and "raised ZeroDivisionError" in capsys.readouterr().out
+
+
+def _unanswered_count(model, sentence):
+    raise NotImplementedError
+
+
+@pytest.mark.parametrize("unanswered", [None, _unanswered_count, lambda m, s: None])
+def test_distinct_unanswered_gives_nothing_away(unanswered, capsys):
+    assert not nb07.check_distinct(unanswered, None)  # the committed, unanswered state
     out = capsys.readouterr().out
-    assert NOT_ANSWERED in out and "set" not in out and "seed(s)" not in out  # gives nothing away
-
-
-@pytest.mark.parametrize("answer", [{}, None, "24"])
-def test_distinct_rejects_malformed_answers(answer):
-    assert not nb07.check_distinct(answer)
+    assert out.startswith(NOT_ANSWERED) and "set" not in out and "seed(s)" not in out
 
 
 # ---- the prediction before the lineup of models: how many of 24 orderings give the German
@@ -167,3 +192,21 @@ def test_orderings_prediction_rejects(guess, hint, capsys):
     assert hint in out
     if guess is None:
         assert "24 of the 24" not in out  # the unanswered message gives nothing away
+
+
+# ---- every checker, given a wrong type
+
+
+@pytest.mark.parametrize("wrong", [3, "we can eat apple", [1, 3, 0, 2], {"seed": 1}])
+def test_every_checker_answers_a_wrong_type_with_one_line(wrong, capsys):
+    checks = [
+        lambda: nb07.check_moved_weights(wrong),
+        lambda: nb07.check_symmetry(wrong),
+        lambda: nb07.check_distinct(wrong, wrong),
+        lambda: nb07.check_orderings(wrong if not isinstance(wrong, int) else 30, wrong),
+        lambda: nb07.check_orderings(24, wrong),
+    ]
+    for check in checks:
+        assert check() is False
+        out = capsys.readouterr().out
+        assert out.startswith("❌ Not yet: ") and out.count("\n") == 1, out

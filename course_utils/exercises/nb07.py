@@ -2,11 +2,6 @@
 
 from __future__ import annotations
 
-import ast
-import inspect
-import re
-import sys
-
 import numpy as np
 
 from course_utils.exercises import feedback, not_answered
@@ -38,28 +33,41 @@ def check_moved_weights(moved) -> bool:
     """Exercise 2: moved(W_a, perm) turns the no-PE encoder layer-0 weights of "we can eat apple" into those of
     MOVED, with perm[i] = where MOVED's i-th word sits in "we can eat apple".
     Used in notebook 07 (its Exercises section)."""
+    from course_utils.core.precision import below
     from course_utils.measures.probing import TOLERANCE, word_permutation
 
+    not_yet = "write the body of moved(W_a, perm), then re-run."
+    if moved is None:
+        return not_answered(not_yet)
+    if not callable(moved):
+        return feedback(
+            False,
+            "",
+            f"pass your function itself, check_moved_weights(moved), not a value of type {type(moved).__name__}.",
+        )
     old, new = "we can eat apple", MOVED
     perm = word_permutation(old.split(), new.split())
     W_a, W_b = no_pe_weights(old), no_pe_weights(new)
     try:
         got = moved(W_a.copy(), list(perm))
     except NotImplementedError:
-        return not_answered("write the body of moved(W_a, perm), then re-run.")
+        return not_answered(not_yet)
     except Exception as exc:  # a learner's bug: say what happened, no traceback
         return feedback(False, "", f"moved raised {type(exc).__name__}: {exc}")
     if got is None:
-        return not_answered("write the body of moved(W_a, perm), then re-run.")
-    got = np.asarray(got, dtype=float)
+        return not_answered(not_yet)
+    try:
+        got = np.asarray(got, dtype=float)
+    except (TypeError, ValueError):
+        return feedback(False, "", f"return an array of weights (heads, queries, keys), not {type(got).__name__}.")
     if got.shape != W_b.shape:
         return feedback(False, "", f"keep the shape (heads, queries, keys) = {W_b.shape}; got {got.shape}.")
     gap = float(np.abs(got - W_b).max())
     if gap < TOLERANCE:
         return feedback(
             True,
-            f"moved(W_a, perm) equals the weights of '{new}' (max |Δ| {gap:.0e}): rows and columns both moved "
-            "with their words, P·W·Pᵀ.",
+            f"moved(W_a, perm) equals the weights of '{new}' (largest difference {below(gap, TOLERANCE)}): rows and "
+            "columns both moved with their words, P·W·Pᵀ.",
             "",
         )
     inverse = list(np.argsort(perm))
@@ -114,47 +122,70 @@ def distinct_counts(sentence: str = FIVE_WORDS) -> dict[int, int]:
     return {s: len(distinct_translations(load_standard_model("learned", s).model, sentence)) for s in SEEDS}
 
 
-_COUNT_SHORTCUTS = ("distinct_translations", "distinct_counts")  # exercise 3 asks for the loop written out
+_COUNT_SHORTCUTS = ("distinct_translations", "distinct_counts", "translate_batch")  # the course counts/batches
 
 
-def _caller_uses(names, depth: int = 2) -> list[str]:
-    """The names from `names` used in the code that called the checker: the notebook cell (a cell's code is its
-    own module) or the calling function; [] when that code cannot be read. Exercise 3's answer is a dict, not a
-    function, so the cell that computes it and calls the checker is the code to read."""
-    try:
-        source = inspect.getsource(sys._getframe(depth))
-    except (OSError, TypeError, ValueError):
-        return []
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:  # a cell with IPython magics: look for the names as words outside comments
-        code = "\n".join(line.split("#")[0] for line in source.splitlines())
-        return sorted(n for n in names if re.search(rf"\b{n}\b", code))
-    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
-    used |= {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
-    return sorted(used & set(names))
+def _counting_helper(obj) -> bool:
+    """The course's own helpers that would do exercise 3's loop: the counters, the batch translator, and any
+    function of the measures modules (they hold the course's measures of 07, distinct_translations among them)."""
+    from course_utils.core.model import translate_batch
+    from course_utils.measures.probing import distinct_translations
+
+    if obj is distinct_translations or obj is distinct_counts or obj is translate_batch:
+        return True
+    return callable(obj) and str(getattr(obj, "__module__", "")).startswith("course_utils.measures")
 
 
-def check_distinct(counts, one_each=None) -> bool:
-    """Exercise 3: {seed: number of distinct German translations over the 120 orderings of FIVE_WORDS}.
-    one_each: the learner's prediction, True if every seed gives a single translation for all 120 orderings;
-    judged once the counts are right. The cell that calls it must count with its own loop: a cell that calls
-    distinct_translations (or distinct_counts) is refused.
+def _is_model(model) -> bool:
+    return hasattr(model, "src_vocab") and hasattr(model, "tgt_vocab") and callable(model)
+
+
+def check_distinct(count_translations, one_each=None) -> bool:
+    """Exercise 3: count_translations(model, sentence) -> how many different German translations `model` gives
+    over all orderings of the words of `sentence`, with the loop over the orderings written out: a function that
+    is, or calls, the course's distinct_translations, distinct_counts, translate_batch (or any course measure)
+    is refused. Run on the five seeds of the learned-PE course model with FIVE_WORDS. one_each: the learner's
+    prediction, True if every seed gives a single translation for all 120 orderings; judged once the counts are right.
     Used in notebook 07 (its Exercises section)."""
-    if not isinstance(counts, dict) or set(counts) != set(SEEDS):
-        return feedback(False, "", f"answer with a dict with the seeds {list(SEEDS)} as keys")
-    if all(v is None for v in counts.values()):
-        return not_answered("write the loop that fills distinct[seed], then re-run.")
-    shortcut = _caller_uses(_COUNT_SHORTCUTS)
+    from course_utils.exercises import calls_to, names_used
+    from course_utils.training.zoo import load_standard_model
+
+    not_yet = "write the body of count_translations(model, sentence), then re-run."
+    if count_translations is None:
+        return not_answered(not_yet)
+    if not callable(count_translations):
+        return feedback(
+            False,
+            "",
+            "pass your function itself, check_distinct(count_translations, one_each), "
+            f"not a value of type {type(count_translations).__name__}.",
+        )
+    if _counting_helper(count_translations):
+        shortcut = [getattr(count_translations, "__name__", "a course helper")]
+    else:
+        shortcut = calls_to(count_translations, _counting_helper) or names_used(count_translations, _COUNT_SHORTCUTS)
     if shortcut:
         return feedback(
             False,
             "",
-            f"this cell calls {shortcut[0]}, which counts for you: write the loop over itertools.permutations "
-            "yourself, translate each ordering and collect the German outputs in a set.",
+            f"your function uses the course's {shortcut[0]}, which does the counting for you: write the loop over "
+            "itertools.permutations yourself, translate each ordering and collect the German outputs in a set.",
         )
-    if any(not isinstance(v, (int, np.integer)) or isinstance(v, bool) for v in counts.values()):
-        return feedback(False, "", "each value must be a whole number (how many different translations).")
+    counts = {}
+    for s in SEEDS:
+        try:
+            got = count_translations(load_standard_model("learned", s).model, FIVE_WORDS)
+        except NotImplementedError:
+            return not_answered(not_yet)
+        except Exception as exc:  # a learner's bug: say what happened, no traceback
+            return feedback(False, "", f"count_translations raised {type(exc).__name__}: {exc}")
+        if got is None:
+            return not_answered(not_yet)
+        if isinstance(got, (bool, np.bool_)) or not isinstance(got, (int, np.integer)):
+            return feedback(
+                False, "", f"return one whole number (how many different translations), not {type(got).__name__}."
+            )
+        counts[s] = int(got)
     if all(v == 120 for v in counts.values()):
         return feedback(
             False,
@@ -169,13 +200,13 @@ def check_distinct(counts, one_each=None) -> bool:
         verdict = "right" if bool(one_each) == single else "not right"
         prediction = f" Your prediction one_each = {bool(one_each)} was {verdict}."
     elif one_each is not None:
-        prediction = f" (one_each should be True or False; got {one_each!r}.)"
+        prediction = f" (one_each should be True or False; got {type(one_each).__name__}.)"
     return feedback(
         not wrong,
-        "right: a model that sees positions may still ignore them; only where training left a choice "
+        f"right, {counts}: a model that sees positions may still ignore them; only where training left a choice "
         "(two objects) can position decide, and each seed decides its own way." + prediction,
-        f"not right yet for seed(s) {wrong}. Translate every ordering (itertools.permutations) with each seed's "
-        "model and count the different outputs (a set of strings).",
+        f"not right yet for seed(s) {wrong} (you counted {counts}). Translate every ordering "
+        "(itertools.permutations) and count the different outputs (a set of strings).",
     )
 
 
@@ -187,7 +218,12 @@ def check_orderings(my_orderings, model) -> bool:
     if my_orderings is None:
         return not_answered("write your guess (a whole number from 0 to 24) into my_orderings, then re-run.")
     if isinstance(my_orderings, bool) or not isinstance(my_orderings, (int, np.integer)) or not 0 <= my_orderings <= 24:
-        return feedback(False, "", f"my_orderings must be a whole number from 0 to 24; got {my_orderings!r}.")
+        shown = my_orderings if isinstance(my_orderings, (int, float, np.number)) else type(my_orderings).__name__
+        return feedback(False, "", f"my_orderings must be a whole number from 0 to 24; got {shown}.")
+    if not _is_model(model):
+        return feedback(
+            False, "", f"pass a course model as the second argument (runs[0].model), not {type(model).__name__}."
+        )
     truth = distinct_translations(model, FOUR_WORDS).get(FOUR_GERMAN, 0)
     return feedback(
         abs(int(my_orderings) - truth) <= 2,
