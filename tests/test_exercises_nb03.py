@@ -152,7 +152,7 @@ def test_eat_apple_pair_rejects_the_sections_matrices_their_swap_and_zeros(capsy
     W_K = torch.tensor([[0.0, 0.0], [0.0, 2.0]])
     assert not nb03.check_eat_apple_pair(W_Q, W_K)  # section 2: eat -> apple only
     assert "apple does not look at eat" in capsys.readouterr().out
-    assert not nb03.check_eat_apple_pair(W_K, W_Q)  # section 7's swap: apple -> eat only
+    assert not nb03.check_eat_apple_pair(W_K, W_Q)  # section 6's swap: apple -> eat only
     assert "eat no longer looks at apple" in capsys.readouterr().out
     assert not nb03.check_eat_apple_pair(torch.zeros(2, 2), torch.zeros(2, 2))  # uniform
     assert "neither" in capsys.readouterr().out

@@ -256,3 +256,158 @@ def test_notebook_solution_passes():
     exercise = next(s for s in sources if s.startswith("def my_multi_head"))
     assert "raise NotImplementedError" in exercise
     assert "def my_multi_head(x_q, x_kv, W_q, W_k, W_v, W_o, n_heads, mask=None)" in exercise
+
+
+# ---- exercise 2 is written out: ready-made attention and handing the work to a layer are refused ----
+
+
+def _course_module(x_q, x_kv, W_q, W_k, W_v, W_o, n_heads, mask=None):  # the course's MultiHeadAttention
+    m = MultiHeadAttention(x_q.shape[-1], n_heads)
+    with torch.no_grad():
+        for mine, given in zip((m.w_q, m.w_k, m.w_v, m.w_o), (W_q, W_k, W_v, W_o)):
+            mine.weight.copy_(given.weight)
+            mine.bias.copy_(given.bias)
+    return m(x_q, x_kv, x_kv, mask)[0]
+
+
+def _split(t, n_heads):
+    B, T, d = t.shape
+    return t.view(B, T, n_heads, d // n_heads).transpose(1, 2)
+
+
+def _course_attention(x_q, x_kv, W_q, W_k, W_v, W_o, n_heads, mask=None):  # the course's function, per head
+    from course_utils.core.attention import scaled_dot_product_attention
+
+    q, k, v = (_split(t, n_heads) for t in (W_q(x_q), W_k(x_kv), W_v(x_kv)))
+    x1, _ = scaled_dot_product_attention(q, k, v, mask)
+    return W_o(x1.transpose(1, 2).reshape(x_q.shape))
+
+
+def _course_softmax(x_q, x_kv, W_q, W_k, W_v, W_o, n_heads, mask=None):  # the course's masked softmax
+    from course_utils.core.attention import masked_softmax
+
+    q, k, v = (_split(t, n_heads) for t in (W_q(x_q), W_k(x_kv), W_v(x_kv)))
+    weights = masked_softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), mask)
+    return W_o((weights @ v).transpose(1, 2).reshape(x_q.shape))
+
+
+def _torch_layer(x_q, x_kv, W_q, W_k, W_v, W_o, n_heads, mask=None):  # torch's nn.MultiheadAttention
+    m = torch.nn.MultiheadAttention(x_q.shape[-1], n_heads, batch_first=True)
+    with torch.no_grad():
+        m.in_proj_weight.copy_(torch.cat([W_q.weight, W_k.weight, W_v.weight]))
+        m.in_proj_bias.copy_(torch.cat([W_q.bias, W_k.bias, W_v.bias]))
+        m.out_proj.weight.copy_(W_o.weight)
+        m.out_proj.bias.copy_(W_o.bias)
+    return m(x_q, x_kv, x_kv, attn_mask=None if mask is None else ~mask.expand(-1, n_heads, -1, -1).flatten(0, 1))[0]
+
+
+def _torch_functional(x_q, x_kv, W_q, W_k, W_v, W_o, n_heads, mask=None):  # F.multi_head_attention_forward
+    F = torch.nn.functional
+    d = x_q.shape[-1]
+    out, _ = F.multi_head_attention_forward(
+        *(t.transpose(0, 1) for t in (x_q, x_kv, x_kv)),
+        d,
+        n_heads,
+        torch.cat([W_q.weight, W_k.weight, W_v.weight]),
+        torch.cat([W_q.bias, W_k.bias, W_v.bias]),
+        None,
+        None,
+        False,
+        0.0,
+        W_o.weight,
+        W_o.bias,
+        need_weights=False,
+    )
+    return out.transpose(0, 1)
+
+
+def _torch_sdpa(x_q, x_kv, W_q, W_k, W_v, W_o, n_heads, mask=None):  # F.scaled_dot_product_attention, per head
+    from torch.nn.functional import scaled_dot_product_attention as attend  # an alias
+
+    q, k, v = (_split(t, n_heads) for t in (W_q(x_q), W_k(x_kv), W_v(x_kv)))
+    return W_o(attend(q, k, v, attn_mask=mask).transpose(1, 2).reshape(x_q.shape))
+
+
+_PREPARED = {}  # a layer built once, outside the function: my_multi_head only hands the work to it
+
+
+def _hand_to_a_layer(x_q, x_kv, W_q, W_k, W_v, W_o, n_heads, mask=None):
+    layer = _PREPARED["layer"]
+    return layer(x_q, x_kv, x_kv, mask)[0]
+
+
+_HIDDEN = {}  # a helper compiled elsewhere: its source cannot be read beside the function, only watched running
+exec(
+    "import torch\n"
+    "def attend(q, k, v, mask):\n"
+    "    return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)\n",
+    _HIDDEN,
+)
+
+
+def _hidden_sdpa(x_q, x_kv, W_q, W_k, W_v, W_o, n_heads, mask=None):
+    q, k, v = (_split(t, n_heads) for t in (W_q(x_q), W_k(x_kv), W_v(x_kv)))
+    return W_o(_HIDDEN["attend"](q, k, v, mask).transpose(1, 2).reshape(x_q.shape))
+
+
+@pytest.mark.parametrize(
+    "fn, said",
+    [
+        (_course_module, "MultiHeadAttention"),
+        (_course_attention, "scaled_dot_product_attention"),
+        (_course_softmax, "masked_softmax"),
+        (_torch_layer, "MultiheadAttention"),
+        (_torch_functional, "multi_head_attention_forward"),
+        (_torch_sdpa, "attend"),
+        (torch.nn.functional.multi_head_attention_forward, "multi_head_attention_forward"),
+        (_hand_to_a_layer, "MultiHeadAttention layer"),
+        (_hidden_sdpa, "F.scaled_dot_product_attention"),
+    ],
+)
+def test_multi_head_refuses_ready_made_attention(fn, said, capsys):
+    _PREPARED["layer"] = MultiHeadAttention(64, 2)
+    assert not nb04.check_multi_head(fn)
+    out = capsys.readouterr().out
+    assert out.startswith("❌ Not yet: my_multi_head uses ") and said in out and out.count("\n") == 1, out
+    assert "write the steps yourself" in out
+
+
+def _honest_with_names_like_the_shortcuts(x_q, x_kv, W_q, W_k, W_v, W_o, n_heads, mask=None):
+    attention = torch.nn.Softmax(dim=-1)  # a plain layer with no weights, like torch.softmax
+    layer = W_o
+    B, Tq, d = x_q.shape
+    q, k, v = (_split(t, n_heads) for t in (W_q(x_q), W_k.forward(x_kv), W_v(x_kv)))
+    scaled_dot_product_attention = q @ k.transpose(-2, -1) / math.sqrt(d // n_heads)
+    if mask is not None:
+        scaled_dot_product_attention = scaled_dot_product_attention.masked_fill(~mask, float("-inf"))
+    return layer((attention(scaled_dot_product_attention) @ v).transpose(1, 2).reshape(B, Tq, d))
+
+
+def test_multi_head_still_accepts_honest_solutions():
+    assert nb04.check_multi_head(_solution) and nb04.check_multi_head(_honest_with_names_like_the_shortcuts)
+
+
+@pytest.mark.parametrize("wrong", [3, "X @ W", [1.0, 2.0], {"w": 1}])
+def test_every_checker_answers_a_wrong_type_with_one_line(wrong, capsys):
+    tokens = ["we", "want", "to", "eat", "apple"]
+    checks = [
+        lambda: nb04.check_head_shapes(wrong, wrong, wrong),
+        lambda: nb04.check_heads_alike(wrong, torch.eye(5).expand(2, 5, 5), tokens),
+        lambda: nb04.check_one_head_worse(wrong, {0: True, 1: False}),
+        lambda: nb04.check_multi_head(wrong),
+        lambda: nb04.check_multi_head(lambda *args: wrong),  # a function that returns the wrong type
+        lambda: nb04.check_mha_parameters(wrong, wrong),
+        lambda: nb04.check_mha_parameters(4 * (64 * 64 + 64), wrong),
+    ]
+    for check in checks:
+        assert check() is False
+        out = capsys.readouterr().out
+        assert out.startswith("❌ Not yet: ") and out.count("\n") == 1, out
+
+
+def test_predictions_accept_numpy_bools():
+    import numpy as np
+
+    assert nb04.check_one_head_worse(np.False_, {0: True, 1: False, 2: False})
+    assert nb04.check_heads_alike(np.True_, torch.eye(5).expand(2, 5, 5), list("abcde"))
+    assert nb04.check_mha_parameters(4 * (64 * 64 + 64), np.False_)

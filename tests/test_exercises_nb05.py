@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from pathlib import Path
 
+import pytest
 import torch
 from notebook_cells import solution_code  # tests/ is on sys.path under pytest
 from torch import nn
@@ -19,6 +21,18 @@ from course_utils.training.zoo import load_standard_model
 from course_utils.views.heatmaps import decoder_row_labels
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "05_training_the_translator.ipynb"
+
+
+class Learner:
+    """The checker's own reference (or one of its typical mistakes) as a callable object, as if the learner had
+    written it: the checkers refuse a function that calls the course's code, so the tests hand it over this way to
+    have its numbers judged."""
+
+    def __init__(self, fn, **kwargs):
+        self.fn, self.kwargs = fn, kwargs
+
+    def __call__(self, *args, **kwargs):
+        return self.fn(*args, **kwargs, **self.kwargs)
 
 
 def layer_parameters(d_model, d_ff, decoder=False):  # the worked solution
@@ -49,7 +63,7 @@ def test_layer_parameters(capsys):
     assert out.startswith(NOT_ANSWERED) and "16" not in out and "33472" not in out
 
     def count(**mistake):
-        return lambda d_model, d_ff, decoder=False: nb05.layer_count(d_model, d_ff, decoder, **mistake)
+        return Learner(nb05.layer_count, **mistake)
 
     assert nb05.check_layer_parameters(count())  # the checker's own count
     assert "bias of n_out" in hint_for(count(bias=False))
@@ -197,7 +211,7 @@ def test_training_step():
         return loss
 
     def mistake(**kwargs):
-        return lambda model, opt, src, labels: nb05.reference_step(model, opt, src, labels, **kwargs)
+        return Learner(nb05.reference_step, **kwargs)
 
     assert nb05.check_training_step(solution)
     assert nb05.check_training_step(functional)
@@ -251,7 +265,7 @@ def test_training_step_hints(capsys):
         return capsys.readouterr().out
 
     def mistake(**kwargs):
-        return lambda model, opt, src, labels: nb05.reference_step(model, opt, src, labels, **kwargs)
+        return Learner(nb05.reference_step, **kwargs)
 
     assert "copy" in hint_for(mistake(copy=True))
     assert "<bos>" in hint_for(mistake(bos=False))
@@ -313,3 +327,123 @@ def test_training_step_reference_is_the_course_step():
     ref = train(ModelConfig(), TrainConfig(epochs=1, snapshot_epochs=()), probes={}, log=None).model
     mine, theirs = model.state_dict(), ref.state_dict()
     assert mine.keys() == theirs.keys() and all(torch.equal(mine[k], theirs[k]) for k in theirs)
+
+
+# ---- every checker: wrong types, and the course's own code refused ----
+
+
+@pytest.mark.parametrize("wrong", [3, "wir", [1.0, 2.0], {"w": 1}])
+def test_every_checker_answers_a_wrong_type_with_one_line(wrong, capsys):
+    checks = [
+        lambda: nb05.check_layer_parameters(wrong),
+        lambda: nb05.check_emitting_row(wrong),
+        lambda: nb05.check_shift_labels(wrong),
+        lambda: nb05.check_first_loss(wrong, untrained_first_loss()),
+        lambda: nb05.check_training_step(wrong),
+        # a function that returns the wrong type
+        lambda: nb05.check_layer_parameters(lambda d_model, d_ff, decoder=False: wrong),
+        lambda: nb05.check_shift_labels(lambda german: wrong),
+        lambda: nb05.check_training_step(lambda model, opt, src, labels: wrong),
+    ]
+    for check in checks:
+        assert check() is False
+        out = capsys.readouterr().out
+        assert out.startswith("❌ Not yet: ") and out.count("\n") == 1, out
+
+
+def test_wrong_types_that_look_like_answers(capsys):
+    """A number in quotes, a tensor of several numbers: one hint each, never a traceback."""
+    assert not nb05.check_first_loss("4.2", 4.17) and "without quotes" in capsys.readouterr().out
+    assert not nb05.check_first_loss(float("nan"), 4.17) and "finite" in capsys.readouterr().out
+    assert nb05.check_first_loss(torch.tensor(4.0), 4.17)  # a one-number tensor is a number
+    capsys.readouterr()
+    assert not nb05.check_layer_parameters(lambda d_model, d_ff, decoder=False: torch.ones(3))
+    assert "one whole number" in capsys.readouterr().out
+    honest_tensor = Learner(lambda d, f, decoder=False: torch.tensor(layer_parameters(d, f, decoder)))
+    assert nb05.check_layer_parameters(honest_tensor)  # the right count as a tensor is still right
+
+
+def _course_labeller(german):  # the shortcut, through a module attribute
+    from course_utils.views import heatmaps
+
+    words = german.split()
+    return heatmaps.decoder_row_labels(["<bos>", *words], words)
+
+
+_labeller = decoder_row_labels  # the shortcut under another name
+
+
+def _aliased(german):
+    words = german.split()
+    return _labeller(["<bos>", *words], words)
+
+
+def _pairs(rows, words):  # the learner's own helper ...
+    return _labeller(rows, words)
+
+
+def _through_a_helper(german):  # ... which hides the shortcut one call down
+    return _pairs(["<bos>", *german.split()], german.split())
+
+
+@pytest.mark.parametrize(
+    "shortcut",
+    [
+        _course_labeller,
+        _aliased,
+        _through_a_helper,
+        decoder_row_labels,  # passed as it is
+        functools.partial(decoder_row_labels),
+    ],
+    ids=["module attribute", "alias", "own helper", "passed as it is", "partial"],
+)
+def test_shift_labels_refuses_every_form_of_the_course_labeller(shortcut, capsys):
+    assert not nb05.check_shift_labels(shortcut)
+    out = capsys.readouterr().out
+    assert out.startswith("❌ Not yet: ") and out.count("\n") == 1 and "the course's own code" in out, out
+
+
+def _built_and_counted(d_model, d_ff, decoder=False):  # counts a built model instead of the parts
+    m = build_model(ModelConfig(d_model=d_model, d_ff=d_ff))
+    return sum(p.numel() for p in (m.decoder[0] if decoder else m.encoder[0]).parameters())
+
+
+def _course_count(d_model, d_ff, decoder=False):
+    return parameter_counts(build_model(ModelConfig(d_model=d_model, d_ff=d_ff)))[
+        "decoder layer 0" if decoder else "encoder layer 0"
+    ]
+
+
+def _checkers_count(d_model, d_ff, decoder=False):
+    return nb05.layer_count(d_model, d_ff, decoder)
+
+
+@pytest.mark.parametrize("shortcut", [_built_and_counted, _course_count, _checkers_count, nb05.layer_count])
+def test_layer_parameters_refuses_the_course_code_and_accepts_honest_counts(shortcut, capsys):
+    assert shortcut(64, 128, decoder=False) == 33472  # each shortcut gives the right number ...
+    assert not nb05.check_layer_parameters(shortcut)  # ... and is refused
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1 and "the course's own code" in out, out
+    assert nb05.check_layer_parameters(layer_parameters)  # the worked solution still passes
+
+
+def _delegated_step(model, opt, src, labels):  # return layer(X)-style: the checker's own step does the work
+    return nb05.reference_step(model, opt, src, labels)
+
+
+def _honest_step(model, opt, src, labels):  # another honest way: torch.cat with a column of <bos>
+    dec_in = torch.cat([labels.new_full((len(labels), 1), model.tgt_vocab.stoi["<bos>"]), labels[:, :-1]], 1)
+    scores = model(src, dec_in)
+    loss = F.cross_entropy(scores.flatten(0, 1), labels.flatten(), ignore_index=0)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    return loss.item()
+
+
+def test_training_step_refuses_the_course_step_and_accepts_an_honest_one(capsys):
+    for shortcut in (_delegated_step, nb05.reference_step):
+        assert not nb05.check_training_step(shortcut)
+        out = capsys.readouterr().out
+        assert out.count("\n") == 1 and "reference_step, the course's own code" in out, out
+    assert nb05.check_training_step(_honest_step) and capsys.readouterr().out.startswith("✅")

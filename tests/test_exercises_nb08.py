@@ -257,3 +257,78 @@ def test_the_notebooks_worked_solutions_pass_their_checkers(capsys):
     for block in blocks:
         exec(block, namespace)
         assert "✅" in capsys.readouterr().out
+
+
+# ---- every checker survives a wrong type; the write-it-yourself exercises refuse ready-made code ----
+
+
+@pytest.mark.parametrize("wrong", [7, "my_word_spread", [1.0, 2.0], {"seed": 0}])
+def test_every_checker_answers_a_wrong_type_with_one_line(wrong, seed_traces, capsys):
+    right_kept = nb08.kept_objects()
+    checks = [
+        lambda: nb08.check_word_spread(wrong),
+        lambda: nb08.check_most_moved(wrong, seed_traces),
+        lambda: nb08.check_most_moved(most_moved, wrong),
+        lambda: nb08.check_most_moved(most_moved, seed_traces, wrong, wrong),
+        lambda: nb08.check_kept_object(wrong),
+        lambda: nb08.check_kept_object(right_kept, wrong),
+    ]
+    for check in checks:
+        assert check() is False
+        out = capsys.readouterr().out
+        assert out.startswith("❌ Not yet: ") and out.count("\n") == 1, out
+
+
+_spread = mean_pairwise_cosine_distance  # an alias: the helper under another name
+_moved = word_spread
+
+
+def test_word_spread_refuses_ready_made_code_under_any_name(capsys):
+    from scipy.spatial.distance import pdist
+
+    def aliased(V):
+        return _spread(V)
+
+    def scipy_does_it(V):
+        return float(pdist(V, "cosine").mean())
+
+    for fn, said in [
+        (aliased, "uses _spread, ready-made code"),
+        (mean_pairwise_cosine_distance, "uses mean_pairwise_cosine_distance"),  # the helper passed as it is
+        (scipy_does_it, "uses pdist"),
+    ]:
+        assert not nb08.check_word_spread(fn)
+        out = capsys.readouterr().out
+        assert out.startswith("❌ Not yet: ") and said in out and out.count("\n") == 1, out
+    assert nb08.check_word_spread(my_word_spread)  # the honest solution still passes
+
+
+def test_most_moved_refuses_ready_made_code_under_any_name(seed_traces, capsys):
+    def the_checkers_own(traces, key):
+        return nb08.most_moved_words({0: traces}, key)[0]
+
+    def aliased(traces, key):
+        spreads = _moved(traces, key)
+        return max(spreads, key=spreads.get)
+
+    for fn, said in [(the_checkers_own, "most_moved_words"), (aliased, "uses _moved, ready-made code")]:
+        assert not nb08.check_most_moved(fn, seed_traces, 1, 5)
+        out = capsys.readouterr().out
+        assert out.startswith("❌ Not yet: ") and said in out and out.count("\n") == 1, out
+
+    def with_the_loop_version(traces, key):  # shared_positions and the loop-version's spread are allowed
+        spreads = {
+            w: mean_pairwise_cosine_distance(np.stack([t.vectors(key)[p].numpy() for t in traces]))
+            for p, w in shared_positions(traces, key)
+        }
+        return max(spreads, key=spreads.get)
+
+    assert nb08.check_most_moved(with_the_loop_version, seed_traces, 1, 5)
+    assert nb08.check_most_moved(most_moved, seed_traces, np.int64(1), 0)  # numpy ints and 0 are guesses too
+
+
+@pytest.mark.parametrize("guess", [6, -1, 2.5, True, "5"])
+def test_most_moved_asks_for_a_count_of_seeds(guess, seed_traces, capsys):
+    assert not nb08.check_most_moved(most_moved, seed_traces, guess, 5)
+    out = capsys.readouterr().out
+    assert out.startswith("❌ Not yet: predict with a whole number from 0 to 5") and out.count("\n") == 1, out

@@ -85,7 +85,7 @@ def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None = None) -> to
     Masked positions get exactly 0. A row with no allowed position gets all zeros (never NaN).
     (Which positions were allowed is recorded in a trace under "....mask", not read off the weights:
     in float32 an allowed weight can underflow to 0.0.)
-    Taught in notebook 03 §5 (exercise 1 writes it); used in 03 §6 on the trained model's scores.
+    Taught in notebook 03 §5 (exercise 1 writes it); used in 03's Evidence part (Claim B4) on the trained model's scores.
     """
     if mask is None:
         return torch.softmax(scores, dim=-1)
@@ -107,7 +107,7 @@ def scaled_dot_product_attention(q, k, v, mask=None, *, scale: float | None = No
 
     q (..., Tq, d), k (..., Tk, d), v (..., Tk, dv); mask bool, broadcastable to (..., Tq, Tk), True = may attend.
     Returns (out (..., Tq, dv), weights (..., Tq, Tk)). `scale` defaults to √d (the divisor).
-    Taught in notebook 03 §2 (step by step) and §5 (masks); checked against PyTorch in §6.
+    Taught in notebook 03 §2 (step by step) and §5 (masks); checked against PyTorch in its Evidence part (Claim B4).
     """
     _check_qkv(q, k, v)
     scale = math.sqrt(q.shape[-1]) if scale is None else scale

@@ -43,7 +43,7 @@ class Pair:
 
 def load_pairs(split: str | None = None, path: Path | None = None) -> list[Pair]:
     """All pairs of data/corpus.tsv, or only those of one split ("train" / "heldout").
-    Used in notebooks 03 §8, 04 §6, 05 §1, 06 §3, 07 (What the models translate), 08 (The claims), 09 §1-§4."""
+    Used in notebooks 03 (Evidence part), 04 §6, 05 §1, 06 §3, 07 (What the models translate), 08 (The claims), 09 §1-§4."""
     path = Path(path) if path else data_dir() / "corpus.tsv"
     with open(path, encoding="utf-8", newline="") as f:
         rows = [Pair(**row) for row in csv.DictReader(f, delimiter="\t")]
@@ -136,7 +136,7 @@ class Vocab:
 
 def build_vocabs(pairs: list[Pair] | None = None) -> tuple[Vocab, Vocab]:
     """English and German vocabularies of the training split (held-out pairs use only these words).
-    Taught in notebook 05 §1; used in 03 §8."""
+    Taught in notebook 05 §1; used in 03's Evidence part."""
     pairs = load_pairs("train") if pairs is None else pairs
     return (
         Vocab.from_sentences([p.english for p in pairs], "English"),

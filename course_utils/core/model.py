@@ -43,7 +43,7 @@ INITS = ("xavier", "torch_default")
 @dataclass(frozen=True)
 class ModelConfig:
     """The translator's sizes, positional encoding and initialisation; the defaults are the course model.
-    Used in notebooks 03 §8 (init="torch_default"), 05 §2, §3, 07 (Three positional encodings)."""
+    Used in notebooks 03 (Evidence part, init="torch_default"), 05 §2, §3, 07 (Three positional encodings)."""
 
     d_model: int = 64  # as in the source blog
     n_heads: int = 2
@@ -228,7 +228,7 @@ class Translator(nn.Module):
 def initialize_weights(module: nn.Module) -> None:
     """The blog's initialisation, applied with `model.apply`: Xavier-uniform for every weight with more
     than one dimension (embeddings and linear layers); biases and LayerNorm are left as PyTorch made them.
-    Taught in notebook 05 §2 (How the weights start); 03 §8 explains it first."""
+    Taught in notebook 05 §2 (How the weights start); 03's Evidence part uses it first."""
     weight = getattr(module, "weight", None)
     if isinstance(weight, torch.Tensor) and weight.dim() > 1:
         nn.init.xavier_uniform_(weight.data)
@@ -243,7 +243,7 @@ def build_model(
     The initial weights read PyTorch's float32 random stream, as a float32 model's init does, with the last
     step done in float64 (`core.precision.float32_draws`): PyTorch's own float32 init differs between CPUs in its
     last bit, and training would amplify that.
-    Taught in notebook 05 §2; used in 03 §8, 04 §5, §6, 06 §3, 07 (Three positional encodings), 09 §3."""
+    Taught in notebook 05 §2; used in 03 (Evidence part), 04 §5, §6, 06 §3, 07 (Three positional encodings), 09 §3."""
 
     if src_vocab is None or tgt_vocab is None:
         src_vocab, tgt_vocab = build_vocabs()

@@ -152,7 +152,7 @@ def _normal_(self: torch.Tensor, mean: float = 0.0, std: float = 1.0, *, generat
 def float32_draws():
     """Inside the block, Tensor.uniform_ and Tensor.normal_ (what torch.nn.init and PyTorch's layers call)
     fill a tensor of any dtype with PyTorch's float32 draws, computed in float64 (see above).
-    Used by core.model.build_model (every untrained model, e.g. notebooks 03 §8, 04 §5, 05 §2-§3)."""
+    Used by core.model.build_model (every untrained model, e.g. notebooks 03 (Evidence part), 04 §5, 05 §2-§3)."""
     before = torch.Tensor.uniform_, torch.Tensor.normal_
     torch.Tensor.uniform_, torch.Tensor.normal_ = _uniform_, _normal_
     try:

@@ -276,7 +276,7 @@ def check_eat_apple_pair(W_Q, W_K) -> bool:
     if ok[apple, eat]:
         hint = (
             "apple looks at eat now, but eat no longer looks at apple. Swapping W^Q and W^K swaps the roles for "
-            "every word (section 7); here both features must ask, and both must answer."
+            "every word (section 6); here both features must ask, and both must answer."
         )
     elif ok[eat, apple]:
         hint = "eat looks at apple, but apple does not look at eat: apple's query must point where eat's key is."
@@ -293,7 +293,7 @@ def check_init_guess(guess, measured: dict) -> bool:
 
     `guess` is "xavier" or "torch_default" ("?" = not answered yet); `measured` is {init: mean row max} as the
     notebook's cell measured it. Prints one line; True if the guess names the init with the larger value.
-    Used in notebook 03 §8."""
+    Used in notebook 03 (its Evidence part: Starting weights and the size of the scores)."""
     if set(measured) != set(INITS):
         raise ValueError(f"measured must have exactly the keys {INITS}; got {sorted(measured)}")
     if guess is None or guess is Ellipsis or (isinstance(guess, str) and guess.strip() in ("", GUESS_PLACEHOLDER)):

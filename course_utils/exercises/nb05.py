@@ -2,13 +2,54 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import re
 
 import torch
 from torch import nn
 
-from course_utils.exercises import calls_course_helper, feedback, not_answered
+from course_utils.exercises import calls_to, feedback, not_answered
+
+
+def _course_code(obj) -> bool:
+    """A function or class of course_utils (decoder_row_labels, build_model, parameter_counts, reference_step, …):
+    what Exercises 1, 3 and 4 ask the learner to do without."""
+    while isinstance(obj, functools.partial):  # partial(decoder_row_labels, ...) is still the course's code
+        obj = obj.func
+    module = getattr(obj, "__module__", None)
+    return (inspect.isfunction(obj) or inspect.isclass(obj)) and (
+        isinstance(module, str) and module.split(".")[0] == "course_utils"
+    )
+
+
+def _uses_course_code(fn, task: str) -> bool:
+    """True (and the ❌ line printed) when fn is, or calls, the course's own code (followed through aliases, module
+    attributes, lambdas and the learner's own helper functions)."""
+    if _course_code(fn):
+        name = getattr(fn, "__name__", None) or getattr(fn.func, "__name__", "a course function")
+        return not feedback(False, "", f"that is {name}, the course's own code: {task}")
+    used = calls_to(fn, _course_code)
+    if used:
+        feedback(False, "", f"your function calls {used[0]}, the course's own code: {task}")
+    return bool(used)
+
+
+def _not_a_function(fn, name: str) -> bool:
+    """True (and the ❌ line printed) when fn is not a function: an int, a string, a list, a dict, a result."""
+    if callable(fn):
+        return False
+    return not feedback(
+        False, "", f"give your function {name} itself (no brackets); got {type(fn).__name__} {_short(fn)}."
+    )
+
+
+def _short(x) -> str:
+    """repr(x) on one line, at most 60 characters."""
+    text = " ".join(repr(x).split())
+    return text if len(text) <= 60 else text[:57] + "..."
+
 
 _LAYER_SIZES = ((64, 128), (32, 64), (16, 48), (128, 256))  # (d_model, d_ff): the course's first
 
@@ -47,14 +88,25 @@ def _built_layer_counts(d_model: int, d_ff: int) -> tuple[int, int]:
     return counts["encoder layer 0"], counts["decoder layer 0"]
 
 
+def _as_count(v):
+    """A learner's count as an int (33472, 33472.0, a one-number tensor); None when it is not one whole number."""
+    if isinstance(v, (bool, str, bytes)):
+        return None
+    try:
+        x = float(v.item() if isinstance(v, torch.Tensor) else v)
+    except (TypeError, ValueError, RuntimeError):
+        return None
+    return int(x) if math.isfinite(x) and x == int(x) else None
+
+
 def check_layer_parameters(layer_parameters) -> bool:
     """Exercise 1: layer_parameters(d_model, d_ff, decoder=False) counts one encoder (or decoder) layer's
     parameters from its parts; tried on four sizes, both kinds, against parameter_counts of built models.
     Used in notebook 05 (its Exercises section)."""
-    if not callable(layer_parameters):
-        return feedback(
-            False, "", f"give your function layer_parameters itself (no brackets); got {layer_parameters!r}."
-        )
+    if _not_a_function(layer_parameters, "layer_parameters") or _uses_course_code(
+        layer_parameters, "count the parts of section 2's module tree yourself, from d_model and d_ff."
+    ):
+        return False
     cases = [(d, f, dec) for d, f in _LAYER_SIZES for dec in (False, True)]
     got = {}
     for d, f, dec in cases:
@@ -64,6 +116,10 @@ def check_layer_parameters(layer_parameters) -> bool:
             return feedback(False, "", f"your function raised {type(err).__name__}: {err}")
     if all(v is None for v in got.values()):
         return not_answered("your function returns nothing: write its body, then re-run.")
+    for c, v in got.items():
+        got[c] = _as_count(v)
+        if got[c] is None:
+            return feedback(False, "", f"return one whole number, the count; got {type(v).__name__} {_short(v)}.")
     want = {}
     for d, f in _LAYER_SIZES:
         want[d, f, False], want[d, f, True] = _built_layer_counts(d, f)
@@ -93,7 +149,7 @@ def check_layer_parameters(layer_parameters) -> bool:
     return feedback(
         False,
         "",
-        f"for {kind} layer with d_model {d}, d_ff {f} your function gives {got[first]!r}; a built model has "
+        f"for {kind} layer with d_model {d}, d_ff {f} your function gives {got[first]}; a built model has "
         f"{want[first]}. Go through the module tree of section 2, part by part.",
     )
 
@@ -109,7 +165,10 @@ def check_emitting_row(row_word) -> bool:
         return not_answered("answer with the row's decoder input token, a word such as 'wir', then re-run.")
     if not isinstance(row_word, str):
         return feedback(
-            False, "", f"answer with the row's decoder input token, a word such as 'wir'; got {row_word!r}."
+            False,
+            "",
+            f"answer with the row's decoder input token, a word such as 'wir'; got {type(row_word).__name__} "
+            f"{_short(row_word)}.",
         )
     row_word = row_word.split("→")[0].strip()  # a heatmap label "wollen → brot" names the same row
     if row_word == want:
@@ -152,15 +211,11 @@ def _as_pairs(labels):
 def check_shift_labels(shift_labels) -> bool:
     """Exercise 3: shift_labels(german) returns one 'input → output' label per decoder row when the decoder reads
     the German sentence teacher-forced: inputs <bos> + words, outputs words + <eos>; written without the
-    course's decoder_row_labels (refused).
+    course's decoder_row_labels or any other course function (refused, called or passed as it is).
     Used in notebook 05 (its Exercises section)."""
-    if not callable(shift_labels):
-        return feedback(False, "", f"give your function shift_labels itself (no brackets); got {shift_labels!r}.")
-    if calls_course_helper(
+    if _not_a_function(shift_labels, "shift_labels") or _uses_course_code(
         shift_labels,
-        ("decoder_row_labels",),
-        "your function calls {name}, the course's own row labeller: pair the inputs (<bos> and the German words) "
-        "with the outputs (the German words and <eos>) yourself.",
+        "pair the inputs (<bos> and the German words) with the outputs (the German words and <eos>) yourself.",
     ):
         return False
     for german in _SHIFT_CASES:
@@ -174,7 +229,7 @@ def check_shift_labels(shift_labels) -> bool:
             return not_answered("your function returns nothing: write its body and return the list.")
         pairs = _as_pairs(got) if not isinstance(got, str) else None
         if pairs is None:
-            return feedback(False, "", f"return a list of labels such as '<bos> → wir'; got {got!r}.")
+            return feedback(False, "", f"return a list of labels such as '<bos> → wir'; got {_short(got)}.")
         if pairs == want:
             continue
         if pairs == [(w, w) for w in words] or pairs == [(a, a) for a, _ in want]:
@@ -187,7 +242,7 @@ def check_shift_labels(shift_labels) -> bool:
             hint = "input and output are swapped: the row's input comes first, then the word it predicts."
         else:
             hint = "inputs are <bos> and the German words, outputs the German words and <eos>, pair them up."
-        return feedback(False, "", f"for {german!r} you get {got!r}; {hint}")
+        return feedback(False, "", f"for {german!r} you get {_short(got)}; {hint}")
     return feedback(
         True,
         "one row per decoder input: <bos> → first word, …, last word → <eos>; the query of each row predicts the "
@@ -209,10 +264,16 @@ def check_first_loss(my_first_loss, first_loss: float) -> bool:
         return not_answered(
             "write your guess (a number) into my_first_loss in the cell above, run it, then re-run this one."
         )
+    if isinstance(my_first_loss, (str, bytes, bool)):
+        return feedback(False, "", f"give your guess as a number, without quotes; got {_short(my_first_loss)}.")
     try:
         guess = float(my_first_loss)
-    except (TypeError, ValueError):
-        return feedback(False, "", f"give your guess as a number; got {my_first_loss!r}.")
+    except (TypeError, ValueError, RuntimeError):
+        return feedback(
+            False, "", f"give your guess as one number; got {type(my_first_loss).__name__} {_short(my_first_loss)}."
+        )
+    if not math.isfinite(guess):
+        return feedback(False, "", f"give your guess as a finite number; got {guess}.")
     even = math.log(N_GERMAN)  # −ln(1/41): every one of the 41 tokens equally likely
     why = (
         f"A model that has learned nothing gives each of the {N_GERMAN} German tokens about the same probability, "
@@ -380,8 +441,10 @@ def check_training_step(training_step) -> bool:
     the new weights must agree; typical mistakes (copying, no <bos>, input one column too long, no zero_grad, no
     ignore_index, no opt.step(), scores and labels on the wrong axes) get their own hint.
     Used in notebook 05 (its Exercises section)."""
-    if not callable(training_step):
-        return feedback(False, "", f"give your function training_step itself (no brackets); got {training_step!r}.")
+    if _not_a_function(training_step, "training_step") or _uses_course_code(
+        training_step, "build the decoder input, the loss and the update yourself."
+    ):
+        return False
     losses, weights, error = _two_steps(training_step)
     if error:
         return feedback(False, "", error)
@@ -392,7 +455,8 @@ def check_training_step(training_step) -> bool:
         return feedback(False, "", "the weights did not change: after loss.backward() call opt.step().")
     numbers = [_as_number(x) for x in losses]
     if any(x is None for x in numbers):
-        return feedback(False, "", f"return the loss, a number (loss or loss.item()); got {losses[0]!r}.")
+        bad = next(x for x, n in zip(losses, numbers) if n is None)
+        return feedback(False, "", f"return the loss, a number (loss or loss.item()); got {_short(bad)}.")
     reference = _two_steps(reference_step)[:2]
     if _same((numbers, weights), reference):
         return feedback(

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from course_utils.exercises import (
     calls_course_helper,
+    calls_to,
     feedback,
     learner_number,
     no_function,
@@ -26,6 +29,55 @@ WHOLE_JOB = (
     "your function calls the course's {name}, which does the whole job. Stack each shared word's vectors from the "
     "five traces yourself and take their spread with my_word_spread (or my_word_spread_of)."
 )
+
+
+def _course_code(obj, allowed=()) -> bool:
+    """The course's own code (any function of course_utils, except `allowed` by name) or a library's ready-made
+    pairwise distance (scipy.spatial.distance, sklearn.metrics): what the exercises ask the learner to write."""
+    if inspect.ismodule(obj) or getattr(obj, "__name__", None) in allowed:
+        return False
+    module = getattr(obj, "__module__", None)
+    return isinstance(module, str) and module.split(".")[0] == "course_utils" or module in _LIBRARY_DISTANCES
+
+
+_LIBRARY_DISTANCES = ("scipy.spatial.distance", "sklearn.metrics.pairwise", "sklearn.metrics._pairwise")
+
+
+def _ready_made(fn, allowed, what: str) -> bool:
+    """True (and the ❌ line printed) when fn is, or calls, the course's own code or a library distance."""
+    used = (
+        [getattr(fn, "__name__", "it")]
+        if _course_code(fn, allowed)
+        else calls_to(fn, lambda o: _course_code(o, allowed))
+    )
+    if used:
+        feedback(False, "", f"your function uses {used[0]}, ready-made code; {what}")
+    return bool(used)
+
+
+def _prediction(guess, low: int, high: int, example: str):
+    """None (no guess), an int from low to high, or False with a ❌ line printed (any other type or value)."""
+    if guess is None or isinstance(guess, (int, np.integer)) and not isinstance(guess, bool) and low <= guess <= high:
+        return guess
+    return feedback(False, "", f"predict with a whole number from {low} to {high}, such as {example}; got {guess!r}.")
+
+
+def _five_sentence_runs(seed_traces) -> bool:
+    """True when seed_traces is {seed: [five Traces]}, as the notebook builds it; else False with a ❌ line."""
+    from course_utils.inspect.tracing import Trace
+
+    if (
+        isinstance(seed_traces, dict)
+        and seed_traces
+        and all(
+            isinstance(t, (list, tuple)) and len(t) == 5 and all(isinstance(x, Trace) for x in t)
+            for t in seed_traces.values()
+        )
+    ):
+        return True
+    return feedback(
+        False, "", f"pass the notebook's seed_traces ({{seed: five traces}}), not {type(seed_traces).__name__}."
+    )
 
 
 def check_word_spread(fn) -> bool:
@@ -58,6 +110,8 @@ def check_word_spread(fn) -> bool:
             )
     ready_made = ("my_word_spread_of", "mean_pairwise_cosine_distance", "word_spread")
     if calls_course_helper(fn, ready_made, SPREAD_HELPER):
+        return False
+    if _ready_made(fn, (), "write it yourself: one matrix product for all cosines, then the pairs i < j."):
         return False
     loops = python_loops(fn)
     if loops:
@@ -96,7 +150,18 @@ def check_most_moved(fn, seed_traces, predicted_can=None, predicted_kann=None) -
     not_yet = "write the body of most_moved(traces, key) (it returns one word), then re-run the cell."
     if no_function(fn, not_yet, "pass your function itself, e.g. check_most_moved(most_moved, seed_traces, ...)."):
         return False
-    if calls_course_helper(fn, ("word_spread", "spread_table", "spread_pivot"), WHOLE_JOB):
+    if not _five_sentence_runs(seed_traces):
+        return False
+    guesses = []
+    for g in (predicted_can, predicted_kann):
+        guesses.append(_prediction(g, 0, 5, "3"))
+        if guesses[-1] is False:
+            return False
+    helpers = ("word_spread", "spread_table", "spread_pivot", "most_moved_words")
+    if calls_course_helper(fn, helpers, WHOLE_JOB):
+        return False
+    mine = "stack each shared word's vectors yourself and take their spread with my_word_spread."
+    if _ready_made(fn, ("shared_positions", "mean_pairwise_cosine_distance"), mine):
         return False
     found = {}
     for key in _CHECKED_KEYS:
@@ -123,15 +188,15 @@ def check_most_moved(fn, seed_traces, predicted_can=None, predicted_kann=None) -
                 )
                 return feedback(False, "", f"seed {s}, {key}: you return {got!r}, but {hint}")
             found[(key, s)] = got
-    lines, guesses = [], []
-    for (key, word), guess in zip(MOVED_KEYS.items(), (predicted_can, predicted_kann)):
+    lines, said = [], []
+    for (key, word), guess in zip(MOVED_KEYS.items(), guesses):
         holds = {s: found[(key, s)] == word for s in seed_traces}
         movers = ", ".join(f"{s}: {found[(key, s)]}" for s in seed_traces)
         lines.append(f"{key}: {word!r} moves most — {seed_verdict(holds)} (seed: word {movers})")
         n = sum(holds.values())
         if guess is not None:
-            guesses.append(f"{word}: you predicted {guess}, it is {n}" + (" (right)" if guess == n else ""))
-    guess = "; ".join(guesses) + "." if guesses else "You made no prediction; write one down first next time."
+            said.append(f"{word}: you predicted {guess}, it is {n}" + (" (right)" if guess == n else ""))
+    guess = "; ".join(said) + "." if said else "You made no prediction; write one down first next time."
     return feedback(True, "; ".join(lines) + ". " + guess, "")
 
 

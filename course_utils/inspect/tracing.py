@@ -207,7 +207,7 @@ def record_forward(model: Translator, src: torch.Tensor, tgt_in: torch.Tensor, n
 def run_with_trace(model: Translator, sentence, target=None, names=None) -> Trace:
     """Trace one sentence. The decoder reads `target` (German words) if given, else the model's own
     greedy translation (teacher forcing either way, so every decoder position is traced once).
-    Used in notebooks 02 §2, 03 §6-§7, 04 §3, 05 §5 (which explains it), 06 §3, 07, 09 §1-§5."""
+    Used in notebooks 02 §2, 03 §7 and its Evidence part, 04 §3, 05 §5 (which explains it), 06 §3, 07, 09 §1-§5."""
     words = tokenize(sentence)
     translation = translate(model, words)
     target_words = tokenize(target) if target is not None else translation
@@ -227,7 +227,7 @@ def record_batch(model: Translator, pairs, names="*.weights"):
 
     Returns (cache, src_real (B, Ts) bool, tgt_real (B, Tt) bool): the recorded tensors with the batch dimension
     in front, and which source / decoder-input positions (<bos> w1 ... wn) are real words, not padding.
-    Used in notebooks 03 §8, 04 §6, and by measures.attention_stats.trace_pairs (notebooks 03-05, 09).
+    Used in notebooks 03 (Evidence part), 04 §6, and by measures.attention_stats.trace_pairs (notebooks 03-05, 09).
     """
     device = next(model.parameters()).device
     src = pad_batch([encode_source(model.src_vocab, p.english, model.cfg.max_len) for p in pairs]).to(device)

@@ -61,7 +61,7 @@ class BatchTrace:
 def trace_pairs(model: Translator, pairs: list[Pair]) -> BatchTrace:
     """Teacher-forced forward pass of all `pairs` in one padded batch, recording every attention weight and mask.
 
-    Used in notebooks 03 §8, 04 §6, 05 §5 and 09 §2, §4 (explained in 09 §2).
+    Used in notebooks 03 (Evidence part), 04 §6, 05 §5 and 09 §2, §4 (explained in 09 §2).
     """
     cache, src_real, tgt_real = record_batch(model, pairs, ["*.weights", "*.mask"])
     return BatchTrace(
@@ -151,7 +151,7 @@ def real_scores(model, pairs) -> dict[tuple[str, int], torch.Tensor]:
     pair of real words that the mask lets attend (padding left out; in decoder self-attention, no later keys).
     One teacher-forced pass of all `pairs`; places as in `core.places.PLACES`.
 
-    Taught in notebook 03 §8.
+    Taught in notebook 03's Evidence part.
     """
     cache, src_real, tgt_real = record_batch(model, pairs, ["*.scores", "*.mask"])
     out = {}
@@ -262,7 +262,7 @@ def allowed_keys(batch: BatchTrace, place: str, layer: int = 0) -> torch.Tensor:
     """(B, Tq) number of keys each query may see, read from the mask the model recorded: the sentence's English
     words (encoder self, cross), or positions 0..i for decoder query i (causal mask); 0 for padded queries.
 
-    Used by mean_row_max and mean_row_entropy (notebook 03 §8).
+    Used by mean_row_max and mean_row_entropy (notebook 03's Evidence part).
     """
     mask = batch.masks[trace_key(place, layer, "mask")]  # (B, Tq, Tk) bool
     lens_q = batch.src_len if place == "encoder self" else batch.tgt_len
@@ -275,7 +275,7 @@ def mean_row_max(batch: BatchTrace, place: str, layer: int, min_keys: int = 1) -
     real query that may see at least `min_keys` keys (1.0 = every query puts all its weight on one key;
     1/n = uniform over n keys).
 
-    Taught in notebook 03 §4 (row_max); used in 03 §8, 05 §5, 09 §2 and 10 §4.
+    Taught in notebook 03 §4 (row_max); used in 03's Evidence part, 05 §5, 09 §2 and 10 §4.
     """
     w = _weights(batch, place, layer)  # (B, H, Tq, Tk)
     rows = allowed_keys(batch, place, layer) >= min_keys  # (B, Tq)
@@ -286,7 +286,7 @@ def mean_row_entropy(batch: BatchTrace, place: str, layer: int, min_keys: int = 
     """Mean entropy (nats) of the attention rows, over every head and every real query that may see at least
     `min_keys` keys: the same rows as `mean_row_max` averages.
 
-    Taught in notebook 03 §4 (row_entropy); used in 03 §8.
+    Taught in notebook 03 §4 (row_entropy); used in 03's Evidence part.
     """
     w = _weights(batch, place, layer).double()  # (B, H, Tq, Tk); padded keys have weight 0
     rows = allowed_keys(batch, place, layer) >= min_keys  # (B, Tq)

@@ -79,7 +79,7 @@ def seed_verdict(holds: dict[int, bool], what: str = "holds") -> str:
 def seed_range(values, decimals: int = 2) -> str:
     """A spread over seeds as text: [0.78, 0.86, 0.81] -> "0.78–0.86" (one number if they all round alike).
 
-    Used in notebooks 03-09 wherever a number is quoted over the five seeds (first in 03 §7).
+    Used in notebooks 03-09 wherever a number is quoted over the five seeds (first in 03's Evidence part).
     """
     vals = [float(v) for v in (values.values() if isinstance(values, dict) else values)]
     lo, hi = f"{min(vals):.{decimals}f}", f"{max(vals):.{decimals}f}"

@@ -67,8 +67,6 @@ CUTOFFS: dict[str, Cutoff] = _cutoffs(
     Cutoff("swap_changes", 0.5, ">", "changes by more than half"),
     # 03 F3: a lookup of one's own record gives every query its own key as best; one query that does not refutes it
     Cutoff("best_key_elsewhere", 0.0, ">", "some query matches best with another word's key"),
-    # 03 F3: a database returns one record (top weight 1); a top key under 0.9 on average leaves a blend
-    Cutoff("blend_not_record", 0.9, "<", "a query's top key takes less than 0.9 of its weight on average"),
     # ---- notebooks 04, 09 ----
     # B2 (04): training keeps a matrix's strong directions (a tenth: more would be a visible squeeze)
     Cutoff("strong_directions_lost", 0.1, "<", "training squeezes under a tenth of a matrix's strong directions"),

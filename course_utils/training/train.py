@@ -27,7 +27,7 @@ from course_utils.inspect.tracing import Trace, run_with_trace
 @dataclass(frozen=True)
 class TrainConfig:
     """Epochs, batch size, Adam's learning rate, the seed, and the epochs at which snapshots are taken.
-    Used in notebooks 03 §8 and 05 §3 (the batch size and learning rate of the loop written out there)."""
+    Used in notebooks 03 (Evidence part) and 05 §3 (the batch size and learning rate of the loop written out there)."""
 
     epochs: int = 30
     batch_size: int = 40
@@ -102,7 +102,7 @@ def train(
 
     Snapshots of `probes` (default: every probe sentence in data/probes.tsv) are taken at
     train_config.snapshot_epochs. `log` gets one short line per epoch (None: silent).
-    Taught in notebook 05 §3 (the loop written out gives the same weights bit for bit); used in 03 §8.
+    Taught in notebook 05 §3 (the loop written out gives the same weights bit for bit); used in 03's Evidence part.
     """
     mcfg, tcfg = model_config or ModelConfig(), train_config or TrainConfig()
     pairs = load_pairs("train") if pairs is None else pairs

@@ -2,12 +2,12 @@
 
     course = load_standard_model()            # "learned", seed 0: the course model, a TrainResult (instant)
     seeds = load_seeds("learned")             # {seed: TrainResult} for SEEDS = (0, 1, 2, 3, 4)
-    load_standard_model("saturated", 3)       # PyTorch's default init, seed 3 (notebook 03 §8)
+    load_standard_model("saturated", 3)       # PyTorch's default init, seed 3 (notebook 03, Evidence part)
     course_model("one_head", 2)               # the same model trained again from scratch, deterministic
 
 STANDARD_MODELS: "learned" (the course model: the source blog's sizes and init, 2 layers of 2 heads), "blog" (the
 blog's own model: 1 layer, 1 head; every blog claim is judged on it first), "sinusoidal" and "none" (other
-positional encodings, seed 0 only; notebook 07), "one_head" (notebooks 04 §6, 09 §4) and "saturated" (notebook 03 §8).
+positional encodings, seed 0 only; notebook 07), "one_head" (notebooks 04 §6, 09 §4) and "saturated" (notebook 03's Evidence part).
 `make models` (python -m course_utils.training.zoo) retrains and rewrites every file;
 tests/test_shipped_models.py checks that the code reproduces them.
 """
@@ -97,7 +97,7 @@ def load_standard_model(name: str = "learned", seed: int = 0) -> TrainResult:
 
     The files were written by `course_model(name, seed)` (`make models`); tests/test_shipped_models.py
     retrains each one and checks that the code reproduces the file.
-    Used in notebooks 02 §2, 03 §6, 05 §3, 06 §3, 07 (Three positional encodings), 08 (The claims).
+    Used in notebooks 02 §2, 03 §7, 05 §3, 06 §3, 07 (Three positional encodings), 08 (The claims).
     """
     path = standard_model_path(name, seed)
     if not path.exists():
@@ -109,7 +109,7 @@ def load_standard_model(name: str = "learned", seed: int = 0) -> TrainResult:
 
 def load_seeds(name: str = "learned") -> dict[int, TrainResult]:
     """{seed: TrainResult} for every shipped seed of a standard model (SEEDS for "learned").
-    Used in notebooks 02 §2, 03 §7-§8, 04, 05 §5, 06, 07, 08 and 09: every verdict on five seeds."""
+    Used in notebooks 02 §2, 03 (Evidence part), 04, 05 §5, 06, 07, 08 and 09: every verdict on five seeds."""
     _, seeds = _check_standard(name, 0)
     return {seed: load_standard_model(name, seed) for seed in seeds}
 

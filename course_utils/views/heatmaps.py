@@ -94,7 +94,7 @@ def show_heatmaps(
     """Several heatmaps side by side with shared labels (like d2l's show_heatmaps). matrices (n, rows, cols).
     One colour bar for all panels (one scale, 0..1 unless vmin/vmax say otherwise); panels stay the same size.
 
-    Used in notebooks 01 (Six sentences as arrows), 02 §1, §2 and 03 §7.
+    Used in notebooks 01 (Six sentences as arrows), 02 §1, §2 and 03 §6, §7.
     """
     matrices = [as_numpy(m) for m in matrices]
     n = len(matrices)
@@ -138,7 +138,7 @@ def plot_model_view(trace, title: str = ""):
     the attention weights of the whole model for one sentence at a glance (one colour scale, 0..1).
     Decoder rows are labelled "input → word it produces".
 
-    Used in notebooks 03 §8 and 05 §5.
+    Used in notebooks 03 (Evidence part) and 05 §5.
     """
     n_layers = trace.n_layers
     n_heads = trace["encoder.0.self.weights"].shape[0]

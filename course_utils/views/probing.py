@@ -3,6 +3,7 @@
     plot_word_order(word_order_traces(model), 0, "q")        # 07: 1 − cosine of the two orders' vectors, log scale
     plot_same_word_distance(cos_min)                         # 07: how much a word's q, k, v change when it moves
     plot_five(traces, place=["encoder self", "cross"])       # 08: the five sentences in one shared projection
+    plot_five_words(traces, layer=0, head=0)                  # 08: the same, one panel per word (no piled labels)
 
 The numbers are `measures.probing`; the browser views are `views.clientside.word_order` and
 `views.clientside.five`.
@@ -15,7 +16,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.colors import LogNorm
 
-from course_utils.core.places import VECTOR_KINDS, layer_of, trace_key
+from course_utils.core.places import HEAD_KINDS, VECTOR_KINDS, layer_of, trace_key
 from course_utils.measures.probing import five_projection, key_vectors, order_gaps, shared_mask
 from course_utils.measures.similarity import cosine_matrix
 from course_utils.views.heatmaps import heatmap
@@ -78,9 +79,10 @@ def plot_word_order(
         ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.03, label=DISTANCE_LABEL)
     head_txt = "" if head in (None, "all") else f", head {head}"
     prefix = f"{label} PE: " if label else ""
+    gap = {k: "below 1e-9" if abs(v) < 1e-9 else f"{v:.3f}" for k, v in gaps.items()}  # zero but for rounding: a bound
     ax.set_title(
-        f"{prefix}1 − cosine of {key}{head_txt}\nsame word max|Δ| {gaps['same word max|Δ|']:.3f}, "
-        f"same position max|Δ| {gaps['same position max|Δ|']:.3f}",
+        f"{prefix}1 − cosine of {key}{head_txt}\nsame word max|Δ| {gap['same word max|Δ|']}, "
+        f"same position max|Δ| {gap['same position max|Δ|']}",
         fontsize=10,
     )
     if cbar:
@@ -228,4 +230,97 @@ def plot_five(
     for ax, texts, points in panel_texts:
         avoid_overlaps(fig, texts, points, ax)
     fig.set_layout_engine("none")  # keep that page: a second layout would move the panels under the labels
+    return fig
+
+
+def plot_five_words(
+    traces,
+    place=("encoder self", "cross"),
+    layer: int = 0,
+    kinds=HEAD_KINDS,
+    head="all",
+    method: str = "pca",
+    unit: bool = True,
+    label: str = "",
+):
+    """Small multiples by word: one panel per word that sits at the same position in all five sentences, each
+    showing only that word's vectors (colour = kind, marker = sentence), all panels in ONE shared projection on the
+    same axes. Every coloured point in a panel is the word in its title, so no label sits on a point; where the
+    five markers of a kind fall on one spot, the word's vector of that kind hardly moves between the sentences.
+
+    One row of panels per place and word set: cross-attention gets two rows when both sides are chosen, its
+    queries (q, x1, out, layer_out: the German words) and its keys and values (k, v: the English words). Light grey
+    behind: every other vector of the place, for orientation. `label` (e.g. "seed 0") starts the title.
+
+    Used in notebook 08 (The vectors we compare).
+    """
+    places = [place] if isinstance(place, str) else list(place)
+    P, meta = five_projection(traces, places, layer, kinds, head, method, unit)
+    shared = shared_mask(meta)
+    kinds = list(dict.fromkeys(kinds))
+    kind_arr, word_arr, no_arr = meta["kind"].to_numpy(), meta["word"].to_numpy(), meta["sentence_no"].to_numpy()
+    place_arr = meta["place"].to_numpy()
+    rows = []  # (place, words, kinds): one row of panels
+    for pl in places:
+        groups: dict[tuple, list] = {}
+        for kind in kinds:
+            words = tuple(dict.fromkeys(word_arr[(place_arr == pl) & (kind_arr == kind) & shared]))
+            groups.setdefault(words, []).append(kind)
+        rows += [(pl, words, ks) for words, ks in groups.items() if words]
+    ncols = max(len(words) for _, words, _ in rows)
+    fig, axes = plt.subplots(
+        len(rows), ncols, figsize=(2.9 * ncols + 0.6, 2.6 * len(rows) + 1.2), squeeze=False, sharex=True, sharey=True
+    )
+    lo, hi = P.min(0), P.max(0)
+    pad = 0.08 * (hi - lo)
+    axis = ("PCA" if method == "pca" else "t-SNE") + (" of unit vectors" if unit else "")
+    head_txt = "all heads" if head in (None, "all") else f"head {head}"
+    markers = dict(zip(range(1, 6), SENTENCE_MARKERS))
+    for r, (pl, words, ks) in enumerate(rows):
+        here = place_arr == pl
+        for c in range(ncols):
+            ax = axes[r, c]
+            if c >= len(words):
+                ax.set_visible(False)
+                continue
+            word = words[c]
+            ax.scatter(*P[here].T, color="0.85", s=7, linewidths=0, zorder=1)
+            for kind in ks:
+                for no, marker in markers.items():
+                    idx = here & shared & (kind_arr == kind) & (word_arr == word) & (no_arr == no)
+                    ax.scatter(
+                        *P[idx].T,
+                        color=KIND_COLOURS[kind],
+                        marker=marker,
+                        s=38,
+                        edgecolors="black",
+                        linewidths=0.4,
+                        alpha=0.85,
+                        zorder=3,
+                    )
+            side = " k, v" if pl == "cross" and set(ks) <= {"k", "v"} else ""  # the English rows of cross-attention
+            ax.set_title(f"'{word}' ({pl}{side}, layer {layer})", fontsize=10)
+            ax.set(xlim=(lo[0] - pad[0], hi[0] + pad[0]), ylim=(lo[1] - pad[1], hi[1] + pad[1]))
+            ax.tick_params(labelsize=8)
+            if r == len(rows) - 1 or r + 1 < len(rows) and c >= len(rows[r + 1][1]):
+                ax.set_xlabel(f"{axis} 1", fontsize=9)
+                ax.xaxis.set_tick_params(labelbottom=True)
+        axes[r, 0].set_ylabel(f"{axis} 2", fontsize=9)
+    names = list(dict.fromkeys(meta["sentence"]))
+    colours = [plt.Line2D([], [], color=KIND_COLOURS[k], marker="o", linestyle="", label=k) for k in kinds]
+    colours.append(plt.Line2D([], [], color="0.85", marker="o", markersize=4, linestyle="", label="grey: the rest"))
+    shapes = [
+        plt.Line2D([], [], color="0.35", marker=markers[i + 1], linestyle="", label=f"{i + 1} = {s}")
+        for i, s in enumerate(names)
+    ]
+    inch = 1 / fig.get_figheight()
+    fig.legend(handles=colours, fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 0.3 * inch), ncols=len(colours))
+    fig.legend(handles=shapes, fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 0.02 * inch), ncols=len(shapes))
+    fig.suptitle(
+        (f"{label}: " if label else "")
+        + f"One panel per word at the same position in all five sentences ({head_txt}, one shared projection);\n"
+        "colour = kind, marker = sentence: five markers on one spot = the vector does not move",
+        fontsize=10,
+    )
+    fig.set_layout_engine("tight", rect=(0, 0.62 * inch, 1, 1))
     return fig

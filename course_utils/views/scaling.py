@@ -1,6 +1,7 @@
 """Notebook 03's scale picture: softmax weights of random queries, and the histogram of their scaled scores.
 
     plot_scaling(64, "√d")    # d = 64, q·k divided by √d; "1" and "d" are the other divisors
+    plot_scaling(64, "1", share_y_with=("√d", "1"))   # one count axis that fits both divisors' histograms
 
 The numbers are `measures.attention_stats` (random_scores, stats_of_scores); the browser view of every d and
 divisor, the notebook's scale slider, is `views.clientside.scaling.scaling_view`.
@@ -9,16 +10,20 @@ divisor, the notebook's scale slider, is `views.clientside.scaling.scaling_view`
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+import numpy as np
 import torch
 
 from course_utils.measures.attention_stats import divisor_value, random_scores, stats_of_scores
 from course_utils.views.style import fixed_layout
 
 
-def plot_scaling(d: int = 64, divide_by: str = "√d", n_rows: int = 5, n_keys: int = 8):
+def plot_scaling(
+    d: int = 64, divide_by: str = "√d", n_rows: int = 5, n_keys: int = 8, share_y_with: tuple[str, ...] = ()
+):
     """Left: softmax weights of a few random queries over 8 random keys; right: histogram of the scaled scores.
 
-    Drawn with plain imshow (not seaborn) so that the scale slider re-renders quickly.
+    Drawn with plain imshow (not seaborn) so that the scale slider re-renders quickly. `share_y_with`: divisors
+    whose histograms (same d) must fit the same count axis, so that figures drawn one after the other compare.
 
     Used in notebook 03 §4.
     """
@@ -53,6 +58,16 @@ def plot_scaling(d: int = 64, divide_by: str = "√d", n_rows: int = 5, n_keys: 
         scores.flatten().clamp(-lim, lim).numpy(), bins=80, range=(-lim, lim), color="tab:blue", histtype="stepfilled"
     )
     ax2.set_xlim(-lim, lim)
+    if share_y_with:  # the tallest bin over these divisors' histograms, so every such figure has one count axis
+        tallest = max(
+            np.histogram(
+                (random_scores(d, n_keys=n_keys) / divisor_value(d, s)).flatten().clamp(-lim, lim).numpy(),
+                bins=80,
+                range=(-lim, lim),
+            )[0].max()
+            for s in (*share_y_with, divide_by)
+        )
+        ax2.set_ylim(0, 1.05 * tallest)
     ax2.set_xlabel(f"score q·k / {divide_by}  (clipped to ±{lim:.0f})")
     ax2.set_ylabel("count (2000 queries × 8 keys)")
     ax2.set_title(
