@@ -8,6 +8,7 @@ import pytest
 import torch
 from notebook_cells import course_imports, solution_code  # tests/ is on sys.path under pytest
 
+from course_utils.core.places import trace_key
 from course_utils.exercises import NOT_ANSWERED
 from course_utils.exercises import nb09 as ex
 from course_utils.inspect.interventions import ablate_head, uniform_attention
@@ -55,8 +56,11 @@ def test_head_detector_worked_solution(shipped_batch, capsys):
     assert ex.check_head_detector(ns["head_detector"], shipped_batch)
 
 
+_VARIANT = ex.detector_variant  # under another name: the checker refuses a detector that calls detector_variant
+
+
 def _right(batch, place, layer, head):
-    return ex.detector_variant(batch, place, layer, head)
+    return _VARIANT(batch, place, layer, head)
 
 
 def test_head_detector_reference_matches_head_statistics(shipped_batch, capsys):
@@ -70,7 +74,7 @@ def test_head_detector_reference_matches_head_statistics(shipped_batch, capsys):
 )
 def test_head_detector_rejects_typical_mistakes(shipped_batch, mistake, hint, capsys):
     def wrong(batch, place, layer, head):
-        return ex.detector_variant(batch, place, layer, head, mistake=mistake)
+        return _VARIANT(batch, place, layer, head, mistake=mistake)
 
     assert not ex.check_head_detector(wrong, shipped_batch)
     assert hint in capsys.readouterr().out
@@ -165,31 +169,31 @@ def test_ov_map_rejects(shipped_model, wrong, hint, capsys):
         assert "w_o" not in out and "W^O" not in out
 
 
-# ---- the prediction: encoder self-attention forced uniform
+# ---- the prediction: cross-attention forced uniform
 
 
 @pytest.fixture(scope="module")
 def uniform_table(shipped_model, all_pairs):
-    return score_interventions(
-        shipped_model, all_pairs, {"uniform: encoder self": {"encoder.*.self.weights": uniform_attention}}
-    )
+    cross_uniform = {f"decoder.{layer}.cross.weights": uniform_attention for layer in range(2)}
+    return score_interventions(shipped_model, all_pairs, {ex.PREDICTED_ROW: cross_uniform})
 
 
-@pytest.mark.parametrize("guess", [0.95, 0.85, "0.9", 90])
-def test_uniform_prediction_accepts_close_guesses(uniform_table, guess, capsys):
-    assert ex.check_uniform_prediction(guess, uniform_table)
-    assert "0.950" in capsys.readouterr().out
+@pytest.mark.parametrize("guess", [0.5, 0.4, "0.6", 52])
+def test_cross_uniform_prediction_accepts_close_guesses(uniform_table, guess, capsys):
+    assert ex.check_cross_uniform_prediction(guess, uniform_table)
+    assert "0.517" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(
-    "guess, hint", [(None, NOT_ANSWERED), (0.2, "More than most expect"), ("most", "number"), (-1, "share")]
+    "guess, hint",
+    [(None, NOT_ANSWERED), (0.1, "More than most expect"), (0.95, "Fewer than"), ("most", "number"), (-1, "share")],
 )
-def test_uniform_prediction_rejects(uniform_table, guess, hint, capsys):
-    assert not ex.check_uniform_prediction(guess, uniform_table)
+def test_cross_uniform_prediction_rejects(uniform_table, guess, hint, capsys):
+    assert not ex.check_cross_uniform_prediction(guess, uniform_table)
     out = capsys.readouterr().out
     assert hint in out
     if guess is None:
-        assert "0.9" not in out  # the unanswered message gives nothing away
+        assert "0.5" not in out  # the unanswered message gives nothing away
 
 
 # ---- exercise 3: remove a whole cross-attention layer
@@ -266,3 +270,114 @@ def test_ov_map_rejects_the_library_copy(shipped_model, capsys):
     MODEL_OF_ATTN[:] = [shipped_model]
     assert not ex.check_ov_map(_delegates_ov, shipped_model)
     assert "weight_maps.ov_map" in capsys.readouterr().out
+
+
+def _detector_by_variant(batch, place, layer, head):
+    return ex.detector_variant(batch, place, layer, head)
+
+
+def _detector_by_aligned_mass(batch, place, layer, head):
+    from course_utils.measures.roles import aligned_mass
+
+    return {"aligned": float(aligned_mass(batch, layer=layer, head=head))}
+
+
+@pytest.mark.parametrize(
+    "shortcut, name", [(_detector_by_variant, "detector_variant"), (_detector_by_aligned_mass, "aligned_mass")]
+)
+def test_head_detector_refuses_the_courses_reference(shipped_batch, shortcut, name, capsys):
+    assert not ex.check_head_detector(shortcut, shipped_batch)
+    out = capsys.readouterr().out
+    assert name in out and out.count("\n") == 1
+
+
+def _honest_detector(batch, place, layer, head):
+    """An honest solution whose own helper is named like a mass of the notebook (itself_mass is allowed)."""
+    w_all = batch.weights[trace_key(place, layer, "weights")][:, head].double()
+    scores = {}
+    for b in range(len(batch.pairs)):
+        ns, nt = int(batch.src_len[b]), int(batch.tgt_len[b])
+        if place == "cross":
+            made = [r for r in batch.out_roles[b][:nt] if r != "end"]
+            cols = [[j for j, r in enumerate(batch.src_roles[b]) if r == m] for m in made]
+            scores.setdefault("aligned", []).append(aligned_mass_of(w_all[b, : len(made), :ns], cols))
+        else:
+            n = ns if place == "encoder self" else nt
+            w = w_all[b, :n, :n]
+            q0 = 1 if place == "decoder self" else 0
+            scores.setdefault("itself", []).append(itself_mass(w)[q0:])
+            scores.setdefault("previous", []).append(previous_mass(w))
+    return {m: float(torch.cat(v).mean()) for m, v in scores.items()}
+
+
+def test_head_detector_still_accepts_an_honest_solution(shipped_batch):
+    assert ex.check_head_detector(_honest_detector, shipped_batch)
+
+
+def _ov_by_head_banks(attn, head):
+    from course_utils.measures.weight_maps import head_banks
+
+    return head_banks(attn.w_v, attn.n_heads)[head] @ attn.w_o.weight[:, _sl(attn, head)].T
+
+
+def test_ov_map_refuses_the_courses_slicing(shipped_model, capsys):
+    assert not ex.check_ov_map(_ov_by_head_banks, shipped_model)
+    out = capsys.readouterr().out
+    assert "head_banks" in out and out.count("\n") == 1
+
+
+def _honest_ov(attn, head):
+    sl = _sl(attn, head)
+    return (attn.w_v.weight[sl].T @ attn.w_o.weight[:, sl].T).detach()
+
+
+def test_ov_map_still_accepts_an_honest_solution(shipped_model):
+    assert ex.check_ov_map(_honest_ov, shipped_model)
+
+
+def test_remove_cross_layer_refuses_the_courses_answer(shipped_model, all_pairs, capsys):
+    assert not ex.check_remove_cross_layer(ex.reference_patches(0), shipped_model, all_pairs)
+    out = capsys.readouterr().out
+    assert "reference_patches" in out and out.count("\n") == 1
+
+
+# ---- every checker answers a wrong type with one line
+
+
+@pytest.mark.parametrize("wrong", [3, "X @ W", [1.0, 2.0], {"w": 1}])
+def test_every_checker_answers_a_wrong_type_with_one_line(wrong, shipped_model, shipped_batch, all_pairs, capsys):
+    table = score_interventions(shipped_model, all_pairs[:2], {})  # any table: the answer is checked first
+    checks = [
+        lambda: ex.check_head_detector(wrong, shipped_batch),
+        lambda: ex.check_ov_map(wrong, shipped_model),
+        lambda: ex.check_cross_uniform_prediction(wrong, table),
+        lambda: ex.check_remove_cross_layer(wrong, shipped_model, all_pairs),
+    ]
+    for check in checks:
+        assert check() is False
+        out = capsys.readouterr().out
+        assert out.startswith("❌ Not yet: ") and out.count("\n") == 1, out
+
+
+# ---- section 3's figure: each head on its own colour scale
+
+
+def test_vocab_scores_by_head_gives_each_head_its_own_colour_bar(shipped_model):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from course_utils.measures.weight_maps import vocab_scores
+    from course_utils.views.heads import plot_vocab_scores_by_head
+
+    tables = [vocab_scores(shipped_model, h) for h in range(2)]
+    fig = plot_vocab_scores_by_head(tables, ["head 0", "head 1"])
+    panels = [ax for ax in fig.axes if ax.images]
+    limits = [ax.images[0].get_clim() for ax in panels]
+    assert len(fig.axes) == 4 and len(panels) == 2  # two panels, two colour bars
+    for table, (lo, hi) in zip(tables, limits):
+        centred = table.to_numpy() - table.to_numpy().mean(1, keepdims=True)
+        assert lo == -hi and abs(hi - abs(centred).max()) < 1e-9  # each panel reaches its own largest score
+    assert limits[0] != limits[1]
+    plt.close("all")

@@ -12,7 +12,7 @@ import torch
 from course_utils.core.data import encode_source, encode_target, pad_batch
 from course_utils.core.places import PLACES, trace_key
 from course_utils.core.precision import DTYPE
-from course_utils.exercises import calls_course_helper, feedback, not_answered
+from course_utils.exercises import calls_course_helper, feedback, no_function, not_answered
 from course_utils.inspect.interventions import ablate_head
 from course_utils.inspect.tracing import patch
 from course_utils.measures.attention_stats import head_statistics
@@ -68,13 +68,21 @@ OWN_VERSION = (
     "head_detector calls {names}, the course's own version: compute the masses from batch.weights yourself "
     "(itself_mass, previous_mass and aligned_mass_of are allowed)."
 )
+# the course's own versions of the detector: the table, its reference variant and the one-sentence measure
+DETECTOR_HELPERS = ("head_statistics", "detector_variant", "aligned_mass", "role_attention", "role_tables")
 
 
 def check_head_detector(head_detector, batch) -> bool:
     """head_detector(batch, place, layer, head) -> {"itself": .., "previous": ..} (self-attention) or
     {"aligned": ..} (cross), each the mean over every real query of every pair, as attention_stats.head_statistics.
     Used in notebook 09 §2 (its exercise)."""
-    if calls_course_helper(head_detector, ("head_statistics",), OWN_VERSION):
+    if no_function(
+        head_detector,
+        "write head_detector, then re-run this cell.",
+        f"head_detector must be a function (batch, place, layer, head) -> dict; got {type(head_detector).__name__}.",
+    ):
+        return False
+    if calls_course_helper(head_detector, DETECTOR_HELPERS, OWN_VERSION):
         return False
     stats = head_statistics(batch)
     heads_ = [(p, layer, h) for p in PLACES for layer in range(batch.n_layers) for h in range(batch.n_heads)]
@@ -83,7 +91,7 @@ def check_head_detector(head_detector, batch) -> bool:
     except NotImplementedError:
         return not_answered("write head_detector, then re-run this cell.")
     except Exception as exc:  # a learner's bug: say what happened, no traceback
-        return feedback(False, "", f"head_detector raised {type(exc).__name__}: {exc}")
+        return feedback(False, "", f"head_detector raised {type(exc).__name__}: {_one_line(exc)}")
     if all(g is None for g in got.values()):
         return not_answered("write head_detector, then re-run this cell.")
     for key, g in got.items():
@@ -163,12 +171,32 @@ def _calls_library_ov_map(fn) -> bool:
     )
 
 
+OV_HELPERS = ("head_banks", "query_bank", "written_vectors", "qk_map")  # the course's slicing and its products
+
+
+def _one_line(exc: Exception) -> str:
+    """An exception's message on one line (a learner's error may span several)."""
+    return " ".join(str(exc).split())[:200]
+
+
 def check_ov_map(ov_map_fn, model, prefix: str = "encoder.0.self") -> bool:
     """ov_map_fn(attn, head) -> W^V_h W^O_h (d_model, d_model), attn a MultiHeadAttention (e.g. model.encoder[0].self_attn);
     compared with weight_maps.ov_map for every head of `prefix`.
     Used in notebook 09 §3 (its exercise)."""
     from course_utils.measures.weight_maps import attention_module as _mha
 
+    if no_function(
+        ov_map_fn,
+        "write ov_map, then re-run this cell.",
+        f"ov_map must be a function (attn, head) -> a (d_model, d_model) tensor; got {type(ov_map_fn).__name__}.",
+    ):
+        return False
+    if calls_course_helper(
+        ov_map_fn,
+        OV_HELPERS,
+        "ov_map calls {names}, the course's own slicing: take head h's part of attn.w_v and attn.w_o yourself.",
+    ):
+        return False
     if _calls_library_ov_map(ov_map_fn):
         return feedback(
             False,
@@ -181,10 +209,13 @@ def check_ov_map(ov_map_fn, model, prefix: str = "encoder.0.self") -> bool:
     except NotImplementedError:
         return not_answered("write ov_map, then re-run this cell.")
     except Exception as exc:  # a learner's bug: say what happened, no traceback
-        return feedback(False, "", f"ov_map raised {type(exc).__name__}: {exc}")
+        return feedback(False, "", f"ov_map raised {type(exc).__name__}: {_one_line(exc)}")
     if any(g is None for g in got):
         return not_answered("write ov_map, then re-run this cell.")
-    got = [torch.as_tensor(g).detach().to(DTYPE) for g in got]
+    try:
+        got = [torch.as_tensor(g).detach().to(DTYPE) for g in got]
+    except (TypeError, ValueError, RuntimeError):
+        return feedback(False, "", f"ov_map must return a tensor (d_model, d_model); got {type(got[0]).__name__}.")
     d = attn.d_model
     if any(g.shape != (d, d) for g in got):
         return feedback(
@@ -215,40 +246,47 @@ def check_ov_map(ov_map_fn, model, prefix: str = "encoder.0.self") -> bool:
     )
 
 
-# A prediction before the interventions table: encoder self-attention forced uniform
+# A prediction before the interventions table: cross-attention forced uniform (no earlier notebook prints it)
+
+PREDICTED_ROW = "uniform: cross"  # the row of the interventions table (score_interventions) the prediction is about
 
 
-def check_uniform_prediction(my_prediction, table) -> bool:
-    """my_prediction: the share (0..1) of training pairs still translated exactly with every encoder self-attention
-    row forced uniform; `table` is the interventions table (score_interventions).
-    Used in notebook 09 §4 (its exercise)."""
+def check_cross_uniform_prediction(my_prediction, table) -> bool:
+    """my_prediction: the share (0..1, or a percentage) of training pairs still translated exactly with every
+    cross-attention row forced uniform (both decoder layers); `table` is the interventions table (score_interventions).
+    Used in notebook 09 §4 (its prediction)."""
     if my_prediction is None:
         return not_answered(
             "write your guess into my_prediction (a share from 0 to 1) "
             "before you look at the table, then re-run both cells."
         )
+    if isinstance(my_prediction, bool):
+        return feedback(False, "", f"my_prediction must be a number from 0 to 1, not {my_prediction!r}.")
     try:
         guess = float(my_prediction)
     except (TypeError, ValueError):
-        return feedback(False, "", f"my_prediction must be a number from 0 to 1; got {my_prediction!r}.")
-    if guess > 1 and guess <= 100:
+        return feedback(False, "", f"my_prediction must be a number from 0 to 1; got {type(my_prediction).__name__}.")
+    if 1 < guess <= 100:
         guess /= 100  # a percentage
     if not 0 <= guess <= 1:
         return feedback(
             False, "", f"my_prediction must be a share from 0 to 1 (or a percentage); got {my_prediction!r}."
         )
-    truth = float(table.loc["uniform: encoder self", "train"])
+    try:
+        truth = float(table.loc[PREDICTED_ROW, "train"])
+    except (AttributeError, KeyError, TypeError):
+        return feedback(False, "", "pass the interventions table of the cell above as the second argument.")
     close = abs(guess - truth) <= 0.15
     return feedback(
         close,
-        f"you guessed {guess:.2f}; the model keeps {truth:.3f} of the training pairs: most translations do not "
-        "need the pattern the encoder learned.",
+        f"you guessed {guess:.2f}; the model keeps {truth:.3f} of the training pairs: about half the translations "
+        "survive without any learned cross-attention pattern, half need it.",
         f"you guessed {guess:.2f}; the model keeps {truth:.3f} of the training pairs. "
         + (
-            "More than most expect: every English word still takes in the average of the sentence, and the "
-            "cross-attention and decoder do the rest."
+            "More than most expect: every German word still reads the average of the English sentence, and the "
+            "decoder's own words do the rest for many pairs."
             if guess < truth
-            else "Fewer than you thought."
+            else "Fewer than you thought: without its pattern, cross-attention loses about half the translations."
         ),
     )
 
@@ -275,12 +313,18 @@ def check_remove_cross_layer(patches, model, pairs) -> bool:
     if patches is None or (isinstance(patches, dict) and not patches):
         return not_answered("write the patches dict, then re-run this cell.")
     if not isinstance(patches, dict):
-        return feedback(False, "", "patches must be a dict {trace key or pattern: function}.")
+        return feedback(
+            False, "", f"patches must be a dict {{trace key or pattern: function}}; got {type(patches).__name__}."
+        )
+    if not all(isinstance(k, str) and callable(f) for k, f in patches.items()):
+        return feedback(False, "", "each entry of patches maps a trace key (a str) to a function(tensor, name).")
+    if any(getattr(f, "__qualname__", "").startswith("reference_patches.") for f in patches.values()):
+        return feedback(False, "", "that is the course's own answer (reference_patches): write the patch yourself.")
     sample = pairs[::11]
     try:
         got = _logits(model, sample, patches)
     except Exception as exc:
-        return feedback(False, "", f"running with your patches raised {type(exc).__name__}: {exc}")
+        return feedback(False, "", f"running with your patches raised {type(exc).__name__}: {_one_line(exc)}")
     want, plain = _logits(model, sample, reference_patches(0)), _logits(model, sample, {})
     if torch.allclose(got, want, atol=1e-5):
         acc = accuracy(model, pairs, patches)
