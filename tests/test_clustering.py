@@ -158,6 +158,26 @@ def test_a_small_path_is_enlarged_in_an_inset(snaps):
             assert true >= MIN_ZOOM - 0.05 and abs(true - said) <= (0.05 if said < 3 else 0.5), (said, true)
             (x0, x1), (p0, p1) = inset.get_xlim(), panel.get_xlim()
             assert p0 <= x0 and x1 <= p1  # the enlarged box lies inside the panel
+            box = panel.transData.transform([(x0, inset.get_ylim()[0]), (x1, inset.get_ylim()[1])])  # pixels
+            frame = inset.get_window_extent(renderer)
+            apart = frame.x1 < box[0, 0] or box[1, 0] < frame.x0 or frame.y1 < box[0, 1] or box[1, 1] < frame.y0
+            assert apart, "the inset covers the box it enlarges"
+    plt.close(fig)
+
+
+@pytest.mark.parametrize("choice", [{"layer": 1}, {"layer": 1, "head": "0"}])  # the notebook's layer-1 views
+def test_insets_enlarge_at_least_twice_and_sit_clear_of_their_box(snaps, choice):
+    fig = plot_word_projection(snaps, kinds=("q", "k", "v", "x1"), **choice)
+    renderer = fig.canvas.get_renderer()
+    insets = [(panel, inset) for panel in fig.axes[:4] for inset in panel.child_axes]
+    assert insets
+    for panel, inset in insets:
+        scale = inset.get_window_extent(renderer).width / np.ptp(inset.get_xlim())
+        assert scale / (panel.get_window_extent(renderer).width / np.ptp(panel.get_xlim())) >= MIN_ZOOM - 0.05
+        (x0, x1), (y0, y1) = inset.get_xlim(), inset.get_ylim()
+        box = panel.transData.transform([(x0, y0), (x1, y1)])
+        frame = inset.get_window_extent(renderer)
+        assert frame.x1 < box[0, 0] or box[1, 0] < frame.x0 or frame.y1 < box[0, 1] or box[1, 1] < frame.y0
     plt.close(fig)
 
 

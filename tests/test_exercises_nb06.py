@@ -89,7 +89,7 @@ def test_pairwise_spread_refuses_the_course_copy_and_the_loop_version(capsys):
     ]:
         assert not nb06.check_pairwise_spread(shortcut)
         out = capsys.readouterr().out
-        assert out.count("\n") == 1 and out.startswith("❌") and f"calls {name}" in out
+        assert out.count("\n") == 1 and out.startswith("❌") and f"calls {name}" in out, out
 
     def honest(X):  # the mean over all N² distances, corrected for the N zeros and the double count
         X = np.asarray(X, dtype=float)
@@ -109,6 +109,90 @@ def test_pairwise_spread_refuses_the_course_copy_and_the_loop_version(capsys):
 
     assert not nb06.check_pairwise_spread(right_once)
     assert "raised ValueError: boom" in capsys.readouterr().out
+
+
+from course_utils.measures import similarity as _similarity  # noqa: E402  (aliases a learner might write)
+
+_spread_alias = _similarity.pairwise_spread
+
+
+def _through_an_alias(X):  # the course's copy under another name
+    return _spread_alias(X)
+
+
+def _through_the_module(X):
+    return _similarity.pairwise_spread(X)
+
+
+def _through_another_course_helper(X):  # a neighbouring course measure does the distances
+    from course_utils.measures.similarity import mean_pairwise_cosine_distance
+
+    X = np.asarray(X, dtype=float)
+    return mean_pairwise_cosine_distance(X) * 0 + _honest_helper_free(X) + 0 * _similarity.dot(X[0], X[0])
+
+
+def _honest_helper_free(X):
+    X = np.asarray(X, dtype=float)
+    D = np.linalg.norm(X[:, None, :] - X[None, :, :], axis=-1)
+    i, j = np.triu_indices(len(X), k=1)
+    return D[i, j].mean() / np.linalg.norm(X, axis=1).mean()
+
+
+def _looping_helper(X):  # a helper of the learner's with a Python loop, called from a loop-free function
+    X = np.asarray(X, dtype=float)
+    d = [np.linalg.norm(X[i] - X[j]) for i in range(len(X)) for j in range(i + 1, len(X))]
+    return np.mean(d) / np.linalg.norm(X, axis=1).mean()
+
+
+def _through_a_looping_helper(X):
+    return _looping_helper(X)
+
+
+def _honest_with_own_helper(X):  # honest: its own loop-free helper does the distances
+    X = np.asarray(X, dtype=float)
+    return _distances(X)[np.triu_indices(len(X), k=1)].mean() / np.linalg.norm(X, axis=1).mean()
+
+
+def _distances(X):
+    return np.sqrt(((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+
+
+@pytest.mark.parametrize(
+    "shortcut, said",
+    [
+        (_through_an_alias, "calls _spread_alias"),
+        (_through_the_module, "calls pairwise_spread"),
+        (_through_another_course_helper, "a course helper"),
+        (_through_a_looping_helper, "calls _looping_helper, a function with a Python loop"),
+    ],
+)
+def test_pairwise_spread_refuses_course_helpers_behind_aliases_and_looping_helpers(shortcut, said, capsys):
+    """Exercise 1 says: write it yourself with numpy. The course's copy behind an alias or its module, another course
+    measure, and a looping helper of the learner's are refused with one line; honest answers still pass."""
+    assert not nb06.check_pairwise_spread(shortcut)
+    out = capsys.readouterr().out
+    assert out.startswith("❌ Not yet: ") and out.count("\n") == 1 and said in out, out
+    for honest in (_honest_helper_free, _honest_with_own_helper):
+        assert nb06.check_pairwise_spread(honest) and "✅" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("wrong", [3, "my_pairwise_spread", [1.0, 2.0], {"X": 1}])
+def test_every_checker_answers_a_wrong_type_with_one_line(wrong, capsys):
+    def returns(value):
+        return lambda *args, **kw: value
+
+    checks = [
+        lambda: nb06.check_pairwise_spread(wrong),
+        lambda: nb06.check_pairwise_spread(returns(wrong)),  # a function that returns the wrong type
+        lambda: nb06.check_most_changed_word(wrong, "want"),
+        lambda: nb06.check_most_changed_word({w: wrong for w in nb06.SHARED}, "want"),
+        lambda: nb06.check_head_shift(wrong, 1),
+        lambda: nb06.check_head_shift(returns(wrong), 1),
+    ]
+    for check in checks:
+        assert check() is False
+        out = capsys.readouterr().out
+        assert out.startswith("❌ Not yet: ") and out.count("\n") == 1, out
 
 
 def test_most_changed_word(snaps, capsys):

@@ -86,18 +86,7 @@ def notebook(request):
     return request.param, read(request.param)
 
 
-# Issue 22 is under way: these notebooks do not meet the standard yet. strict=True: a notebook that starts to
-# pass fails the run until it is taken off its list, so the lists can only shrink.
-NOT_YET_SPLIT = {"06"}  # main line + Evidence part + limits
-NOT_YET_IN_ORDER = {"06"}  # a glossary term used before the notebook teaching it
-
-
-def pending(todo: set[str]):
-    marks = pytest.mark.xfail(strict=True, reason="issue 22: this notebook is not restructured yet")
-    return [pytest.param(p, marks=marks if p.name[:2] in todo else (), id=p.name) for p in NOTEBOOKS]
-
-
-@pytest.mark.parametrize("path", pending(NOT_YET_SPLIT))
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_main_line_is_short_and_ends_with_its_summary(path):
     nb = read(path)
     main, evidence = split(nb)
@@ -128,7 +117,6 @@ def test_exercises_sit_in_the_main_line(notebook):
             )
 
 
-@pytest.mark.xfail(bool(NOT_YET_SPLIT), strict=True, reason="issue 22: notebooks not restructured yet")
 def test_all_main_lines_together_stay_short():
     total = {
         p.name: words("\n\n".join(c.source for c in split(read(p))[0] if c.cell_type == "markdown")) for p in NOTEBOOKS
@@ -182,7 +170,7 @@ def test_the_glossary_lists_each_notebooks_new_terms():
         assert listed == expected, f"{p.name}: first cell lists {listed}, glossary has {expected}"
 
 
-@pytest.mark.parametrize("path", pending(NOT_YET_IN_ORDER))
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_no_term_is_used_before_the_notebook_that_teaches_it(path):
     nb = read(path)
     later = [(alt, n) for n, rows in glossary().items() if n > number(path) for alts, _ in rows for alt in alts]

@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
-from course_utils.exercises import feedback, learner_number, names_used, no_function, not_answered, python_loops
+from course_utils.exercises import (
+    calls_to,
+    feedback,
+    learner_number,
+    names_used,
+    no_function,
+    not_answered,
+    python_loops,
+)
 from course_utils.measures.clustering import PAIR, word_vector
 from course_utils.measures.similarity import cosine_distance, pairwise_spread, relative_distance
 
@@ -13,25 +23,53 @@ SHARED = ("we", "want", "to", "eat")  # the words both sentences of PAIR share (
 
 _SPREAD_SHORTCUTS = {  # what exercise 1 asks the learner to write without
     "pairwise_spread": "the course's own copy",
-    "my_spread": "section 4's version with a Python loop",
+    "my_spread": "the notebook's version with a Python loop",
 }
+
+
+def _course_helper(obj) -> bool:
+    """A function or module of the course library (course_utils): exercise 1 is written with numpy alone."""
+    name = obj.__name__ if inspect.ismodule(obj) else getattr(obj, "__module__", None)
+    return isinstance(name, str) and (name == "course_utils" or name.startswith("course_utils."))
+
+
+def _spread_shortcut(fn) -> str | None:
+    """What exercise 1 refuses in fn, as a sentence part: being or calling a course helper (pairwise_spread,
+    pairwise_spread_table, ...: followed through aliases and the learner's own helper functions), or calling
+    my_spread or another helper of the learner's that loops in Python."""
+    if _course_helper(fn):
+        return f"is or calls {getattr(fn, '__name__', 'a function')}, a course helper"
+    named = names_used(fn, _SPREAD_SHORTCUTS)
+    if named:
+        return f"calls {named[0]}, {_SPREAD_SHORTCUTS[named[0]]}"
+    helpers = calls_to(fn, _course_helper)
+    if helpers:
+        return f"calls {helpers[0]}, a course helper"
+    own = getattr(fn, "__module__", None)  # the learner's own helpers: functions defined beside fn
+
+    def loops_in_python(obj) -> bool:
+        return inspect.isfunction(obj) and obj is not fn and obj.__module__ == own and bool(python_loops(obj))
+
+    looping = calls_to(fn, loops_in_python)
+    if looping:
+        return f"calls {looping[0]}, a function with a Python loop"
+    return None
 
 
 def check_pairwise_spread(fn) -> bool:
     """Exercise 1: fn(X (N, dim)) -> pairwise spread = mean pairwise Euclidean distance / mean vector length,
-    without a Python loop and without calling the course's pairwise_spread or section 4's my_spread (refused).
-    Used in notebook 06 (its Exercises section)."""
+    without a Python loop and without the course's pairwise_spread, any other course helper, or the notebook's
+    my_spread (refused, also behind an alias or a helper of the learner's). Used in notebook 06 (its Exercises)."""
     not_yet = "write the body of my_pairwise_spread(X) (it returns one number), then re-run it."
     if no_function(fn, not_yet, "pass the function itself: check_pairwise_spread(my_pairwise_spread)."):
         return False
-    shortcut = ["pairwise_spread"] if fn is pairwise_spread else names_used(fn, _SPREAD_SHORTCUTS)
+    shortcut = _spread_shortcut(fn)
     if shortcut:
-        name = shortcut[0]
         return feedback(
             False,
             "",
-            f"your function is or calls {name}, {_SPREAD_SHORTCUTS[name]}: compute the spread yourself, all (N, N) "
-            "distances at once with broadcasting (X[:, None] - X[None]), then the mean over pairs of different rows.",
+            f"your function {shortcut}: compute the spread yourself with numpy, all (N, N) distances at once "
+            "with broadcasting (X[:, None] - X[None]), then the mean over pairs of different rows.",
         )
     rng = np.random.default_rng(6)
     cases = {
@@ -166,7 +204,11 @@ def check_head_shift(fn, my_prediction=None) -> bool:
             return feedback(False, "", f"my_head_shift raised {type(exc).__name__}: {exc} (key {key}, head {head}).")
         if got is None:
             return not_answered(not_yet)
-        got, want = float(got), head_shift(a, b, key, head)
+        try:
+            got = float(got)
+        except (TypeError, ValueError):
+            return feedback(False, "", f"my_head_shift should return one number, not {type(got).__name__}.")
+        want = head_shift(a, b, key, head)
         if abs(got - want) > 1e-6:
             va, vb = (word_vector(t, key, "eat", head) for t in (a, b))
             mistakes = [

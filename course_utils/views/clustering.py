@@ -14,6 +14,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 
 from course_utils.core.errors import CourseInputError, ShapeError
 from course_utils.core.places import HEAD_KINDS, PLACES, VECTOR_KINDS, WHOLE_LAYER_KINDS, head_index, place_prefix
@@ -184,38 +185,100 @@ def _place_path_labels(fig, texts, points, ax) -> None:
     avoid_overlaps(fig, texts, points, ax, order=away_first)
 
 
-INSET_SIZE, INSET_MARGIN = 0.42, 1.8  # an inset's side (share of the panel); its window: 1.8 x the path's extent
-ZOOM_BELOW = 0.25  # a path under a quarter of the panel both ways is drawn again in an inset
-MIN_ZOOM = 1.25  # an inset enlarges at least this much (a tighter margin around paths near ZOOM_BELOW)
+INSET_SIZE, INSET_MAX = 0.42, 0.56  # an inset's side (share of the panel): at least, and at most
+INSET_MARGIN, INSET_TIGHT = 1.8, 1.3  # its window: 1.8 x the path's extent, down to 1.3 x to reach MIN_ZOOM
+ZOOM_BELOW = 0.25  # a path under a quarter of the panel both ways is drawn again in an inset (if one fits)
+MIN_ZOOM = 2.0  # an inset enlarges at least this much
+INSET_GAP = 0.03  # an inset keeps this far (share of the panel) from the box it enlarges
 
 
-def _zoom_inset(ax, Y, path, lo, hi, size: float = INSET_SIZE):
-    """An inset in the corner of `ax` (limits lo..hi) that covers the fewest points of Y and none of `path`,
-    showing the neighbourhood of `path` enlarged (same aspect as the panel), with its frame marked in the panel."""
+def _inset_place(Y, path, lo, hi):
+    """Where an inset of `path` can go: (corner, size, window) in shares of the panel (limits lo..hi), or None.
+    The window (the enlarged box, `window` of the panel each way, around the path) is drawn `size` wide, at least
+    MIN_ZOOM times larger; the inset lies inside the panel, below room for its title, clear of the window by
+    INSET_GAP, and covers as few points of Y as it can."""
     span = hi - lo
-    top = 1 - size - 0.08  # room for the inset's title inside the panel
-    corners = [(1 - size - 0.02, top), (0.02, top), (0.02, 0.02), (1 - size - 0.02, 0.02)]
+    extent = float(np.max(np.ptp(path, axis=0) / span))
+    centre = ((path.min(0) + path.max(0)) / 2 - lo) / span  # the path's middle, in shares of the panel
+    top = 1 - 0.08  # room for the inset's title inside the panel
+    P = (Y - lo) / span
+    best = None
+    for margin in (INSET_MARGIN, (INSET_MARGIN + INSET_TIGHT) / 2, INSET_TIGHT):
+        window = max(margin * extent, 0.03)
+        size = min(max(INSET_SIZE, MIN_ZOOM * window), INSET_MAX)
+        if size / window < MIN_ZOOM - 1e-9:
+            continue  # too large a path for an inset this big: try a tighter window
+        c = np.clip(centre, window / 2, 1 - window / 2)  # the window stays inside the panel
+        w0, w1 = c - window / 2 - INSET_GAP, c + window / 2 + INSET_GAP
+        steps = np.linspace(0.02, 0.98 - size, 25), np.linspace(0.02, top - size, 25)
+        for x0 in steps[0]:
+            for y0 in steps[1]:
+                if x0 < w1[0] and w0[0] < x0 + size and y0 < w1[1] and w0[1] < y0 + size:
+                    continue  # it would cover the box it enlarges
+                covered = ((P[:, 0] >= x0) & (P[:, 0] <= x0 + size) & (P[:, 1] >= y0) & (P[:, 1] <= y0 + size)).sum()
+                edge = min(x0 - 0.02, 0.98 - size - x0) + min(y0 - 0.02, top - size - y0)  # prefer the panel's edges
+                cost = (covered, round(edge, 3))
+                if best is None or cost < best[0]:
+                    best = (cost, (x0, y0), size, window, c)
+        if best is not None:
+            return best[1:]
+    return None
 
-    def cost(corner):
-        x0, y0 = lo + np.array(corner) * span
-        x1, y1 = x0 + size * span[0], y0 + size * span[1]
-        inside = lambda P: ((P[:, 0] >= x0) & (P[:, 0] <= x1) & (P[:, 1] >= y0) & (P[:, 1] <= y1)).sum()  # noqa: E731
-        return 1000 * inside(path) + inside(Y)
 
-    corner = min(corners, key=cost)
+def _zoom_inset(ax, Y, path, lo, hi, place):
+    """An inset at `place` (from _inset_place) showing the neighbourhood of `path` enlarged (same aspect as the
+    panel), its window marked in the panel by a box joined to the inset."""
+    corner, size, window, c = place
+    span = hi - lo
     inset = ax.inset_axes([*corner, size, size])
-    centre = (path.min(0) + path.max(0)) / 2
-    f = max(INSET_MARGIN * float(np.max(np.ptp(path, axis=0) / span)), 0.03)  # the window, as a share of the panel
-    f = min(f, size / MIN_ZOOM)
-    centre = np.clip(centre, lo + f * span / 2, hi - f * span / 2)  # the enlarged box stays inside the panel
-    inset.set_xlim(centre[0] - f * span[0] / 2, centre[0] + f * span[0] / 2)
-    inset.set_ylim(centre[1] - f * span[1] / 2, centre[1] + f * span[1] / 2)
+    centre = lo + c * span
+    inset.set_xlim(centre[0] - window * span[0] / 2, centre[0] + window * span[0] / 2)
+    inset.set_ylim(centre[1] - window * span[1] / 2, centre[1] + window * span[1] / 2)
     inset.set_xticks([])
     inset.set_yticks([])
-    zoom = size / f  # the window (f of the panel) is drawn `size` wide
+    zoom = size / window  # the window (`window` of the panel) is drawn `size` wide
     inset.set_title(f"enlarged {zoom:.1f}×" if zoom < 3 else f"enlarged {zoom:.0f}×", fontsize=7, pad=2)
     ax.indicate_inset_zoom(inset, edgecolor="0.35", alpha=0.8)
     return inset
+
+
+LEGEND_ROW = 0.24  # inches per legend row under the panels
+
+
+def _legend_handles(word, sentences, markers, styles, dims, insets: bool) -> list:
+    """The drawing rules of plot_word_projection, as legend entries: one per sentence's path, the epoch labels, the
+    "=" label, the inset (if one is drawn) and the two kinds of background dot."""
+    step = "line" if dims == 3 else "arrow"
+    handles = [
+        Line2D([], [], color="0.3", marker=markers[s], linestyle=styles[s], label=f"'{word}' in '{s}'")
+        for s in sentences
+    ]
+    handles += [
+        Line2D(
+            [], [], color="0.3", marker="$15$", markersize=11, linestyle="", label=f"label: epoch; {step}: to the next"
+        ),
+        Line2D(
+            [], [], color="0.3", marker="$15=$", markersize=16, linestyle="", label="'=': same point in both sentences"
+        ),
+    ]
+    if insets:
+        handles.append(
+            Patch(facecolor="none", edgecolor="0.35", label="grey box: drawn again, enlarged, in the framed inset")
+        )
+    handles += [
+        Line2D(
+            [],
+            [],
+            color="0.6",
+            marker="o",
+            markersize=4,
+            alpha=0.5,
+            linestyle="",
+            label="faint: other words, same kind",
+        ),
+        Line2D([], [], color="0.85", marker="o", markersize=4, linestyle="", label="light grey: the other kinds"),
+    ]
+    return handles
 
 
 def plot_word_projection(
@@ -258,7 +321,8 @@ def plot_word_projection(
     n = len(kinds)
     ncols = 2 if n == 4 else min(n, 3)
     nrows = -(-n // ncols)
-    fig = plt.figure(figsize=(3.5 * ncols + 0.4, 3.3 * nrows + (1.3 if n == nrows * ncols else 0.8)))
+    below = LEGEND_ROW * 4 + 0.2 if n == nrows * ncols else 0.0  # room for the legend under full rows of panels
+    fig = plt.figure(figsize=(3.5 * ncols + 0.4, 3.3 * nrows + 0.8 + below))
     proj = {"projection": "3d"} if dims == 3 else {}
     axes = [fig.add_subplot(nrows, ncols, i + 1, **proj) for i in range(n)]
     lo, hi = Y.min(0), Y.max(0)
@@ -276,10 +340,11 @@ def plot_word_projection(
         path = (Y, mine, sent_arr, ep_arr, sentences, KIND_COLOURS[kind], markers, styles, dims)
         extent = np.ptp(Y[mine], axis=0) if len(mine) else hi - lo
         small = dims == 2 and len(mine) > 1 and bool((extent < ZOOM_BELOW * (hi - lo)).all())
-        texts = _draw_path(ax, *path, labels=not small)
+        spot = _inset_place(Y, Y[mine], lo - pad, hi + pad) if small else None
+        texts = _draw_path(ax, *path, labels=spot is None)
         target = ax
-        if small:  # the path is a speck at the panel's scale: draw it again, enlarged, in an inset
-            target = _zoom_inset(ax, Y, Y[mine], lo - pad, hi + pad)
+        if spot is not None:  # the path is a speck at the panel's scale: draw it again, enlarged, in an inset
+            target = _zoom_inset(ax, Y, Y[mine], lo - pad, hi + pad, spot)
             target.scatter(*Y[this & ~focus].T, color=KIND_COLOURS[kind], s=10, alpha=0.3, linewidths=0, zorder=2)
             texts = _draw_path(target, *path, labels=True)
         panels.append((target, texts, Y[mine]))
@@ -293,23 +358,7 @@ def plot_word_projection(
         if dims == 3:
             ax.set_zlim(lo[2] - pad[2], hi[2] + pad[2])
             ax.set_zlabel(f"{name} 3", fontsize=8)
-    handles = [
-        Line2D([], [], color="0.3", marker=markers[s], linestyle=styles[s], label=f"'{word}' in '{s}'")
-        for s in sentences
-    ]
-    handles += [
-        Line2D(
-            [],
-            [],
-            color="0.6",
-            marker="o",
-            markersize=4,
-            alpha=0.5,
-            linestyle="",
-            label="faint: other words (same kind)",
-        ),
-        Line2D([], [], color="0.85", marker="o", markersize=4, linestyle="", label="grey: the other kinds"),
-    ]
+    handles = _legend_handles(word, sentences, markers, styles, dims, insets=any(t is not ax for t, _, _ in panels))
     if n < nrows * ncols:  # an empty slot: the legend goes there, outside every panel
         spare = fig.add_subplot(nrows, ncols, nrows * ncols)
         spare.axis("off")
@@ -317,7 +366,7 @@ def plot_word_projection(
         bottom = 0.0
     else:  # below the panels
         fig.legend(handles=handles, fontsize=8, loc="lower center", ncols=2, frameon=False)
-        bottom = 0.6 / fig.get_figheight()
+        bottom = LEGEND_ROW * -(-len(handles) // 2) / fig.get_figheight()
     heads = "all heads" if head_index(head) is None else f"head {head}"
     fig.suptitle(
         (
@@ -325,8 +374,8 @@ def plot_word_projection(
             if len(epochs) > 1
             else f"'{word}' at epoch {epochs[0]}"
         )
-        + f": {place} layer {layer}, {heads}, one {name} of all "
-        "words\nlabels: epoch; '=': the same point in both sentences",
+        + f": {place} layer {layer}, {heads}\none {name} of all words, kinds and epochs (shared axes); "
+        "colour: the panel's kind",
         fontsize=10,
     )
     if dims == 3:
