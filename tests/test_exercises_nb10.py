@@ -133,3 +133,38 @@ def test_worked_solution_of_exercise_1(capsys):
     ns = {"ex": ex, "eat_distances": DIST}
     exec(solution_code(NOTEBOOK, "my_prediction"), ns)
     assert ns["my_prediction"] == "layer 5"
+
+
+# ---- shortcuts and wrong types
+
+
+def _through_head_masses(w):  # the course's own measure does the indexing
+    from course_utils.measures.pretrained import head_masses
+
+    H, T, _ = w.shape
+    table = head_masses({"encoder.0.self.weights": w[None]}, torch.tensor([T]), 1)
+    return torch.tensor(table["previous"].to_numpy())
+
+
+def test_detector_refuses_the_course_helpers(capsys):
+    from course_utils.measures.pretrained import head_masses
+
+    for shortcut, name in [(head_masses, "head_masses"), (_through_head_masses, "head_masses")]:
+        assert not ex.check_previous_token_mass(shortcut)
+        out = capsys.readouterr().out
+        assert out.count("\n") == 1 and out.startswith("❌") and name in out and "course helper" in out, out
+    assert ex.check_previous_token_mass(right)  # the honest version still passes
+    assert capsys.readouterr().out.startswith("✅")
+
+
+@pytest.mark.parametrize("wrong", [3, "w.diagonal(-1)", [0.1, 0.2], {"previous": 0.3}])
+def test_every_checker_answers_a_wrong_type_with_one_line(wrong, capsys):
+    distances = {0: 0.2, 5: 0.6}
+    for check in (
+        lambda: ex.check_previous_token_mass(wrong),
+        lambda: ex.check_previous_token_head(right, wrong),
+        lambda: ex.check_eat_layer_prediction(wrong, distances),
+    ):
+        assert check() is False
+        out = capsys.readouterr().out
+        assert out.count("\n") == 1 and out.startswith("❌"), out

@@ -6,7 +6,7 @@ feedback; `tests/` checks that wrong answers are rejected. Three kinds of line, 
 learner has not answered yet (the state the committed notebooks show), without giving the answer away.
 Three source readers serve the checkers that ask for code written a certain way: `python_loops` (no Python
 loop), `names_used` (not the course's own helper, by name) and `calls_to` (no call to a forbidden library, followed
-through aliases, local imports and the learner's own helper functions).
+through aliases, local imports and the learner's own helper functions; `is_course_helper` forbids the course's own).
 """
 
 from __future__ import annotations
@@ -175,6 +175,13 @@ def calls_to(fn, forbidden) -> list[str]:
 
     read(fn, "")
     return found
+
+
+def is_course_helper(obj) -> bool:
+    """True for a function, class or module of the course library (course_utils): a predicate for `calls_to` when an
+    exercise is written without the course's helpers. Used by the checkers of notebooks 06 and 10."""
+    name = obj.__name__ if inspect.ismodule(obj) else getattr(obj, "__module__", None)
+    return isinstance(name, str) and (name == "course_utils" or name.startswith("course_utils."))
 
 
 def _forbidden(forbidden, obj) -> bool:

@@ -9,6 +9,7 @@ import numpy as np
 from course_utils.exercises import (
     calls_to,
     feedback,
+    is_course_helper,
     learner_number,
     names_used,
     no_function,
@@ -27,22 +28,16 @@ _SPREAD_SHORTCUTS = {  # what exercise 1 asks the learner to write without
 }
 
 
-def _course_helper(obj) -> bool:
-    """A function or module of the course library (course_utils): exercise 1 is written with numpy alone."""
-    name = obj.__name__ if inspect.ismodule(obj) else getattr(obj, "__module__", None)
-    return isinstance(name, str) and (name == "course_utils" or name.startswith("course_utils."))
-
-
 def _spread_shortcut(fn) -> str | None:
     """What exercise 1 refuses in fn, as a sentence part: being or calling a course helper (pairwise_spread,
     pairwise_spread_table, ...: followed through aliases and the learner's own helper functions), or calling
     my_spread or another helper of the learner's that loops in Python."""
-    if _course_helper(fn):
+    if is_course_helper(fn):
         return f"is or calls {getattr(fn, '__name__', 'a function')}, a course helper"
     named = names_used(fn, _SPREAD_SHORTCUTS)
     if named:
         return f"calls {named[0]}, {_SPREAD_SHORTCUTS[named[0]]}"
-    helpers = calls_to(fn, _course_helper)
+    helpers = calls_to(fn, is_course_helper)
     if helpers:
         return f"calls {helpers[0]}, a course helper"
     own = getattr(fn, "__module__", None)  # the learner's own helpers: functions defined beside fn

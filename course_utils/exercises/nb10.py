@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from course_utils.exercises import feedback, not_answered
+from course_utils.exercises import calls_to, feedback, is_course_helper, not_answered
 
 # Exercise 2: a previous-token detector, then the model's previous-token head
 
@@ -53,8 +53,14 @@ def _as_tensor(x) -> torch.Tensor | None:
 def check_previous_token_mass(fn) -> bool:
     """fn(w) with w (H, T, T) -> (H,) the mean weight each head's queries 1..T-1 put on the key just before them.
     Used in notebook 10 (an exercise)."""
+    if fn is None:
+        return not_answered(UNANSWERED_DETECTOR)
     if not callable(fn):
-        return feedback(False, "", "previous_token_mass must be a function of w (H, T, T).")
+        return feedback(False, "", f"previous_token_mass must be a function of w (H, T, T), not {type(fn).__name__}.")
+    helpers = [fn.__name__] if is_course_helper(fn) else calls_to(fn, is_course_helper)
+    if helpers:
+        return feedback(False, "", f"your detector is or calls {helpers[0]}, a course helper: index the weights "
+                        "yourself, w[h, i, i − 1] for the queries i = 1 … T − 1.")  # fmt: skip
     for seed in range(3):
         w = _test_weights(seed)
         try:
@@ -92,18 +98,29 @@ def previous_token_head(model=None, sentences=None) -> tuple[int, int]:
     return int(layer), int(head)
 
 
+def _pair_of_ints(answer) -> tuple[int, int] | None:
+    """(layer, head) from a pair of integers (a tuple, a list, numpy integers); None for anything else."""
+    import numbers
+
+    if isinstance(answer, (str, bytes, dict)) or not hasattr(answer, "__len__") or len(answer) != 2:
+        return None
+    if not all(isinstance(x, numbers.Integral) and not isinstance(x, bool) for x in answer):
+        return None
+    return int(answer[0]), int(answer[1])
+
+
 def check_previous_token_head(fn, answer, model=None) -> bool:
     """Exercise 2: the learner's detector is right, and `answer` = (layer, head) of the previous-token head.
     Used in notebook 10 §4 (its exercise)."""
+    pair = _pair_of_ints(answer)
+    if answer is not None and pair is None:  # said first, in one line, before the detector is run
+        return feedback(False, "", f"answer with a pair (layer, head) of integers; got {answer!r}.")
     if not check_previous_token_mass(fn):
         return False
     if answer is None:
         return not_answered("detector done; now run it on every layer and set my_previous_token_head = "
                             "(layer, head), then re-run.")  # fmt: skip
-    try:
-        layer, head = (int(x) for x in answer)
-    except (TypeError, ValueError):
-        return feedback(False, "", f"answer with a pair (layer, head) of integers; got {answer!r}.")
+    layer, head = pair
     right = previous_token_head(model)
     if (layer, head) == right:
         return feedback(True, f"layer {layer}, head {head} is the previous-token head.", "")
