@@ -24,7 +24,7 @@ from course_utils.measures.clustering import (
 )
 from course_utils.measures.projection import LabelledVectors, collect_vectors, identical_groups
 from course_utils.training.zoo import load_standard_model
-from course_utils.views.clustering import MIN_ZOOM, plot_word_projection
+from course_utils.views.clustering import MIN_WINDOW, MIN_ZOOM, plot_word_projection
 
 
 @pytest.fixture(scope="module")
@@ -178,6 +178,48 @@ def test_insets_enlarge_at_least_twice_and_sit_clear_of_their_box(snaps, choice)
         box = panel.transData.transform([(x0, y0), (x1, y1)])
         frame = inset.get_window_extent(renderer)
         assert frame.x1 < box[0, 0] or box[1, 0] < frame.x0 or frame.y1 < box[0, 1] or box[1, 1] < frame.y0
+    plt.close(fig)
+
+
+@pytest.mark.parametrize("choice", [{"layer": 0, "kinds": ("q", "k", "v", "x1", "out")}, {"layer": 1}])
+def test_the_enlarged_box_is_drawn_large_enough_to_see_around_its_path(snaps, choice):
+    """Layer 0's q path is a speck (under 1 % of the panel): its box must still be at least MIN_WINDOW of the panel
+    each way and clearly wider than the path's markers, and the inset still enlarges at least MIN_ZOOM times."""
+    fig = plot_word_projection(snaps, **choice)
+    renderer = fig.canvas.get_renderer()
+    marker = np.sqrt(46) * fig.dpi / 72  # a path marker's diameter in pixels (s=46 points²: about 6.8 points)
+    insets = [(panel, inset) for panel in fig.axes[: len(choice.get("kinds", "qkvx"))] for inset in panel.child_axes]
+    assert insets
+    for panel, inset in insets:
+        for lim in ("get_xlim", "get_ylim"):
+            share = np.ptp(getattr(inset, lim)()) / np.ptp(getattr(panel, lim)())
+            assert share >= MIN_WINDOW - 1e-9, (panel.get_title(), lim, share)
+        (x0, x1), (y0, y1) = inset.get_xlim(), inset.get_ylim()
+        box = panel.transData.transform([(x0, y0), (x1, y1)])
+        assert min(box[1] - box[0]) > 2 * marker  # pixels: the box shows around the markers (a speck: 1 marker)
+        zoom = inset.get_window_extent(renderer).width / np.ptp(inset.get_xlim())
+        assert zoom / (panel.get_window_extent(renderer).width / np.ptp(panel.get_xlim())) >= MIN_ZOOM - 0.05
+    if choice["layer"] == 0:  # the speck: without the minimum its box would be about 1 % of the panel
+        q_panel = fig.axes[0]
+        assert np.ptp(q_panel.child_axes[0].get_xlim()) / np.ptp(q_panel.get_xlim()) == pytest.approx(MIN_WINDOW)
+    plt.close(fig)
+
+
+def test_an_inset_and_its_title_cover_no_point_of_the_panels_kind_in_the_notebooks_figure(snaps):
+    fig = plot_word_projection(snaps, kinds=("q", "k", "v", "x1", "out"), layer=0)  # notebook 06's figure
+    renderer = fig.canvas.get_renderer()
+    for panel in fig.axes[:5]:
+        own = panel.collections[1].get_offsets()  # the faint points of the panel's kind (other words)
+        for inset in panel.child_axes:
+            frame = inset.get_window_extent(renderer).union([inset.title.get_window_extent(renderer)])
+            pixels = panel.transData.transform(own)
+            inside = (
+                (pixels[:, 0] > frame.x0 - 3)
+                & (pixels[:, 0] < frame.x1 + 3)
+                & (pixels[:, 1] > frame.y0 - 3)
+                & (pixels[:, 1] < frame.y1 + 3)
+            )
+            assert not inside.any(), panel.get_title()
     plt.close(fig)
 
 

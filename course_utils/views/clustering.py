@@ -189,22 +189,26 @@ INSET_SIZE, INSET_MAX = 0.42, 0.56  # an inset's side (share of the panel): at l
 INSET_MARGIN, INSET_TIGHT = 1.8, 1.3  # its window: 1.8 x the path's extent, down to 1.3 x to reach MIN_ZOOM
 ZOOM_BELOW = 0.25  # a path under a quarter of the panel both ways is drawn again in an inset (if one fits)
 MIN_ZOOM = 2.0  # an inset enlarges at least this much
+MIN_WINDOW = 0.08  # the enlarged box is at least this share of the panel each way: visible around its markers
 INSET_GAP = 0.03  # an inset keeps this far (share of the panel) from the box it enlarges
+TITLE_BAND = 0.08  # the inset's title ("enlarged 4×") takes this share of the panel above the inset
 
 
-def _inset_place(Y, path, lo, hi):
+def _inset_place(Y, path, lo, hi, own=None):
     """Where an inset of `path` can go: (corner, size, window) in shares of the panel (limits lo..hi), or None.
-    The window (the enlarged box, `window` of the panel each way, around the path) is drawn `size` wide, at least
-    MIN_ZOOM times larger; the inset lies inside the panel, below room for its title, clear of the window by
-    INSET_GAP, and covers as few points of Y as it can."""
+    The window (the enlarged box, `window` of the panel each way, around the path, at least MIN_WINDOW so that the
+    box shows around the path's markers) is drawn `size` wide, at least MIN_ZOOM times larger; the inset lies
+    inside the panel, below room for its title, clear of the window by INSET_GAP, and it and its title cover as
+    few points of Y as they can (a point of the panel's own kind, rows `own`, counts three times)."""
     span = hi - lo
     extent = float(np.max(np.ptp(path, axis=0) / span))
     centre = ((path.min(0) + path.max(0)) / 2 - lo) / span  # the path's middle, in shares of the panel
-    top = 1 - 0.08  # room for the inset's title inside the panel
+    top = 1 - TITLE_BAND  # room for the inset's title inside the panel
     P = (Y - lo) / span
+    weight = np.ones(len(Y)) if own is None else np.where(own, 3.0, 1.0)
     best = None
     for margin in (INSET_MARGIN, (INSET_MARGIN + INSET_TIGHT) / 2, INSET_TIGHT):
-        window = max(margin * extent, 0.03)
+        window = max(margin * extent, MIN_WINDOW)
         size = min(max(INSET_SIZE, MIN_ZOOM * window), INSET_MAX)
         if size / window < MIN_ZOOM - 1e-9:
             continue  # too large a path for an inset this big: try a tighter window
@@ -215,7 +219,8 @@ def _inset_place(Y, path, lo, hi):
             for y0 in steps[1]:
                 if x0 < w1[0] and w0[0] < x0 + size and y0 < w1[1] and w0[1] < y0 + size:
                     continue  # it would cover the box it enlarges
-                covered = ((P[:, 0] >= x0) & (P[:, 0] <= x0 + size) & (P[:, 1] >= y0) & (P[:, 1] <= y0 + size)).sum()
+                over = (P[:, 0] >= x0 - 0.01) & (P[:, 0] <= x0 + size + 0.01) & (P[:, 1] >= y0 - 0.01)
+                covered = weight[over & (P[:, 1] <= y0 + size + TITLE_BAND)].sum()  # the inset and its title
                 edge = min(x0 - 0.02, 0.98 - size - x0) + min(y0 - 0.02, top - size - y0)  # prefer the panel's edges
                 cost = (covered, round(edge, 3))
                 if best is None or cost < best[0]:
@@ -255,7 +260,13 @@ def _legend_handles(word, sentences, markers, styles, dims, insets: bool) -> lis
     ]
     handles += [
         Line2D(
-            [], [], color="0.3", marker="$15$", markersize=11, linestyle="", label=f"label: epoch; {step}: to the next"
+            [],
+            [],
+            color="0.3",
+            marker="$15$",
+            markersize=11,
+            linestyle="",
+            label=f"label: epoch; {step}: to the next (none where they overlap)",
         ),
         Line2D(
             [], [], color="0.3", marker="$15=$", markersize=16, linestyle="", label="'=': same point in both sentences"
@@ -340,7 +351,7 @@ def plot_word_projection(
         path = (Y, mine, sent_arr, ep_arr, sentences, KIND_COLOURS[kind], markers, styles, dims)
         extent = np.ptp(Y[mine], axis=0) if len(mine) else hi - lo
         small = dims == 2 and len(mine) > 1 and bool((extent < ZOOM_BELOW * (hi - lo)).all())
-        spot = _inset_place(Y, Y[mine], lo - pad, hi + pad) if small else None
+        spot = _inset_place(Y, Y[mine], lo - pad, hi + pad, own=this) if small else None
         texts = _draw_path(ax, *path, labels=spot is None)
         target = ax
         if spot is not None:  # the path is a speck at the panel's scale: draw it again, enlarged, in an inset
