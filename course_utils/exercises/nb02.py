@@ -146,7 +146,7 @@ def check_qkv_by_hand(project) -> bool:
 
 
 SAME_Q = (  # check_same_q_prediction: not answered, wrong, right
-    "set my_prediction to True or False before the next cell.",
+    "set my_prediction (the cell above) to True or False, then re-run this cell.",
     "you predicted different, the cell says the same: W^Q reads each word's own vector (word + position), "
     "one row at a time, so the other words cannot change it.",
     "right: a linear layer reads one word's vector at a time, so 'eat' has the same query.",
