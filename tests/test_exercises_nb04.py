@@ -28,6 +28,13 @@ def test_head_shapes():
     assert not nb04.check_head_shapes(None, None, None)  # the notebook's unanswered state
 
 
+def test_head_shapes_names_the_view_step(capsys):
+    # q after the view, (B, T, H, dh), is not the asked shape: the checker says which step it is
+    assert not nb04.check_head_shapes((3, 7, 16, 4), (3, 16, 7, 7), (3, 7, 64))
+    out = capsys.readouterr().out
+    assert "after the view, before the transpose" in out and "(3, 16, 7, 4)" not in out
+
+
 def test_head_shapes_unanswered_gives_nothing_away(capsys):
     nb04.check_head_shapes(None, None, None)
     out = capsys.readouterr().out

@@ -39,6 +39,13 @@ def check_head_shapes(q_heads_shape, scores_shape, concat_shape) -> bool:
     if not wrong:
         return feedback(True, f"q {want['q after the split']}, scores {want['scores']}, concat {want['concat']}.", "")
     name = wrong[0]
+    if name == "q after the split" and got[name] == (b, t, h, dh):
+        return feedback(
+            False,
+            "",
+            f"q after the split: {got[name]} is q after the view, before the transpose; the exercise asks for q once"
+            " the heads axis is moved in front of the positions.",
+        )
     hint = {
         "q after the split": "heads come before positions: (B, H, T, dh) with dh = d_model // H.",
         "scores": "one T×T score matrix per sentence and per head.",
