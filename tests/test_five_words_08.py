@@ -53,3 +53,12 @@ def test_other_choices_draw_or_say_why(traces):
     with pytest.raises(CourseInputError, match="at least one"):
         plot_five_words(traces, kinds=())
     plt.close("all")
+
+
+def test_legend_names_the_kinds_as_the_lesson_does_and_titles_name_the_kinds_drawn(traces):
+    fig = plot_five_words(traces, place=["encoder self", "cross"], layer=1, kinds=("q", "v", "out"))
+    labels = [h.get_text() for h in fig.legends[0].get_texts()]
+    assert labels == ["q", "v", "X4 (out)", "grey: the rest"]
+    titles = [ax.get_title() for ax in fig.axes if ax.get_visible() and ax.get_title()]
+    assert titles[-3:] == ["'i' (cross v, layer 1)", "'can' (cross v, layer 1)", "'eat' (cross v, layer 1)"]
+    plt.close("all")

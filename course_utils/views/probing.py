@@ -249,10 +249,11 @@ def plot_five_words(
     five markers of a kind fall on one spot, the word's vector of that kind hardly moves between the sentences.
 
     One row of panels per place and word set: cross-attention gets two rows when both sides are chosen, its
-    queries (q, x1, out, layer_out: the German words) and its keys and values (k, v: the English words). Light grey
-    behind: every other vector of the place, for orientation. `label` (e.g. "seed 0") starts the title.
+    queries (q, x1, out, layer_out: the German words) and its keys and values (k, v: the English words; the title
+    names the kinds drawn). Light grey behind: every other vector of the place, for orientation. The legend names
+    the kinds as the lessons do (X1, X4, layer output). `label` (e.g. "seed 0") starts the title.
 
-    Used in notebook 08 (The vectors we compare).
+    Used in notebook 08 (The vectors we compare; Layer 1 in a picture).
     """
     places = [place] if isinstance(place, str) else list(place)
     P, meta = five_projection(traces, places, layer, kinds, head, method, unit)
@@ -298,7 +299,8 @@ def plot_five_words(
                         alpha=0.85,
                         zorder=3,
                     )
-            side = " k, v" if pl == "cross" and set(ks) <= {"k", "v"} else ""  # the English rows of cross-attention
+            english = pl == "cross" and set(ks) <= {"k", "v"}  # the English row of cross-attention: name its kinds
+            side = " " + ", ".join(ks) if english else ""
             ax.set_title(f"'{word}' ({pl}{side}, layer {layer})", fontsize=10)
             ax.set(xlim=(lo[0] - pad[0], hi[0] + pad[0]), ylim=(lo[1] - pad[1], hi[1] + pad[1]))
             ax.tick_params(labelsize=8)
@@ -307,7 +309,10 @@ def plot_five_words(
                 ax.xaxis.set_tick_params(labelbottom=True)
         axes[r, 0].set_ylabel(f"{axis} 2", fontsize=9)
     names = list(dict.fromkeys(meta["sentence"]))
-    colours = [plt.Line2D([], [], color=KIND_COLOURS[k], marker="o", linestyle="", label=k) for k in kinds]
+    names_of = {"x1": "X1 (x1)", "out": "X4 (out)", "layer_out": "layer output"}  # the lesson's names
+    colours = [
+        plt.Line2D([], [], color=KIND_COLOURS[k], marker="o", linestyle="", label=names_of.get(k, k)) for k in kinds
+    ]
     colours.append(plt.Line2D([], [], color="0.85", marker="o", markersize=4, linestyle="", label="grey: the rest"))
     shapes = [
         plt.Line2D([], [], color="0.35", marker=markers[i + 1], linestyle="", label=f"{i + 1} = {s}")
