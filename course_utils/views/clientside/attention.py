@@ -60,7 +60,7 @@ def attention_heatmaps(traces: dict, places, *, title: str, defaults, decimals: 
     ]
     description = (
         f"{title}: interactive view of {choices_text(**{k: v for k, v in controls.items() if k != 'head'})}"
-        f" × {n_heads} heads, switched in the browser (a Vega-Lite chart; the static figure below shows one view)."
+        f" × {n_heads} heads, switched in the browser (the figure below shows one view)."
     )
     return heatmap_view(
         cells,

@@ -150,8 +150,7 @@ class ClientSideView:
             {VEGALITE_MIME: self.spec, "text/plain": self.description},
             {
                 "text/html": view_html(self.spec),
-                "text/plain": "(The view above, drawn by a script where the page allows scripts: exported pages,"
-                " nbviewer.)",
+                "text/plain": "(If no view shows above, the figure below shows its first choice.)",
             },
         ]
 
@@ -173,7 +172,7 @@ class ClientSideView:
 # ---- any word-labelled heatmap whose choices are finite ----
 
 
-SWITCHED = "switched in the browser (a Vega-Lite chart; the static figure below shows one view)."
+SWITCHED = "switched in the browser (the figure below shows one view)."
 
 
 def chart_view(chart, what: str) -> ClientSideView:

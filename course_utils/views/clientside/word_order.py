@@ -50,7 +50,7 @@ def word_order_view(pairs: dict, *, kinds=VECTOR_KINDS) -> ClientSideView:
     title = "1 − cosine between the two word orders' vectors"
     description = (
         f"{title}: interactive view of {choices_text(**controls)}, switched in the browser"
-        " (a Vega-Lite chart; the static figure below shows one view)."
+        " (the figure below shows one view)."
     )
     return heatmap_view(
         cells,
