@@ -24,7 +24,7 @@ from course_utils.measures.clustering import (
 )
 from course_utils.measures.projection import LabelledVectors, collect_vectors, identical_groups
 from course_utils.training.zoo import load_standard_model
-from course_utils.views.clustering import MIN_WINDOW, MIN_ZOOM, plot_word_projection
+from course_utils.views.clustering import MARKER_GLYPHS, MIN_WINDOW, MIN_ZOOM, plot_word_projection
 
 
 @pytest.fixture(scope="module")
@@ -137,8 +137,9 @@ def test_projection_plot_draws_each_sentences_path_over_the_epochs(snaps):
     ax = fig.axes[0]
     arrows = [t for t in ax.texts if t.arrow_patch is not None and t.get_text() == ""]
     assert len(arrows) == 2 * 2  # two sentences, epoch 1 -> 15 -> 30
-    labels = sorted((t.get_text() for t in _panel_texts(ax) if t.get_text()), key=int)
-    assert labels == ["1", "1", "15", "15", "30", "30"]  # x1 differs between the sentences: no shared labels
+    labels = sorted(t.get_text() for t in _panel_texts(ax) if t.get_text())
+    # x1 differs between the sentences: no shared labels; each names its sentence by its marker's shape
+    assert labels == ["15▲", "15●", "1▲", "1●", "30▲", "30●"]
     plt.close(fig)
 
 
@@ -233,8 +234,12 @@ def test_path_labels_sit_on_their_own_paths_side(snaps):
                 centre = np.array([(box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2])
                 anchor, other = ax.transData.transform(t.xy), ax.transData.transform(t._away_from)
                 # never across, toward the other path: a label the away side had no room for may sit beside its
-                # point, a little nearer the other path (the float64 course model's out '30': 40 px vs 41 px)
-                assert np.linalg.norm(centre - other) > 0.9 * np.linalg.norm(anchor - other), t.get_text()
+                # point, a little nearer the other path; one that names its sentence by shape ('30●') may sit a
+                # little nearer still (measured: x1 '30●' 47 px vs 55 px), as it cannot be read as the other's
+                names_sentence = t.get_text()[-1] in MARKER_GLYPHS.values()
+                assert t.get_text().endswith("=") or names_sentence, t.get_text()
+                near = 0.8 if names_sentence else 0.9
+                assert np.linalg.norm(centre - other) > near * np.linalg.norm(anchor - other), t.get_text()
     plt.close(fig)
 
 

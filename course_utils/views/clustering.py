@@ -114,9 +114,14 @@ def check_projection_choices(snapshots, kinds, epochs, layer, head, place, metho
         )
 
 
+# A label names its sentence by the shape of the sentence's marker (matplotlib marker -> the same shape as text)
+MARKER_GLYPHS = {"o": "●", "^": "▲", "s": "■", "D": "◆", "v": "▼", "P": "✚"}
+
+
 def _draw_path(ax, Y, mine, sent_arr, ep_arr, sentences, colour, markers, styles, dims, labels=True) -> list:
     """Draw one word's points (rows `mine` of Y) per sentence, joined in epoch order (arrows in 2-D); with
-    labels, one epoch label per spot ("=": the same point in every sentence), each remembering the other
+    labels, one epoch label per spot, ending with its sentence's marker shape ("15▲"; "=": the same point in every
+    sentence), each remembering the other
     sentence's points (`_away_from`) so that it can be put on its own path's side. Returns the 2-D label texts."""
 
     for s in sentences:  # the word's path: epoch 1 -> 15 -> 30
@@ -147,7 +152,8 @@ def _draw_path(ax, Y, mine, sent_arr, ep_arr, sentences, colour, markers, styles
     for g in identical_groups(Y[mine]):  # one label per spot, only where points are really the same
         i = mine[g[0]]
         both = len({sent_arr[mine[j]] for j in g}) == len(sentences)
-        text = ",".join(str(e) for e in sorted({ep_arr[mine[j]] for j in g})) + ("=" if both else "")
+        own_marker = MARKER_GLYPHS.get(markers[sent_arr[i]], "")  # which sentence's point, when not shared
+        text = ",".join(str(e) for e in sorted({ep_arr[mine[j]] for j in g})) + ("=" if both else own_marker)
         if dims == 3:
             ax.text(*Y[i], " " + text, fontsize=LABEL_FONTSIZE - 1)
             continue
@@ -263,10 +269,10 @@ def _legend_handles(word, sentences, markers, styles, dims, insets: bool) -> lis
             [],
             [],
             color="0.3",
-            marker="$15$",
-            markersize=11,
+            marker="$15▲$",
+            markersize=14,
             linestyle="",
-            label=f"label: epoch; {step}: to the next (none where they overlap)",
+            label=f"label: epoch, sentence; {step}: to the next (none where they overlap)",
         ),
         Line2D(
             [], [], color="0.3", marker="$15=$", markersize=16, linestyle="", label="'=': same point in both sentences"
