@@ -46,6 +46,7 @@ IGNORED_KINDS = re.compile(r"interactive_plot|widget")
 MIN_FIGURES, MIN_EXERCISES = 2, 2
 EXERCISE = re.compile(r"^(?:#{2,4} [^\n]*?\bExercise (\d+)\b|\*\*Exercise (\d+)\b)", re.M)
 SOLUTION = re.compile(r"<details>\s*<summary>[^<]*solution[^<]*</summary>", re.I)
+LABELLED = re.compile(r"<summary>\s*Exercise (\d+)\b")  # a solution that names its exercise, wherever it sits
 
 
 def load(path: Path):
@@ -180,14 +181,20 @@ def test_pre_commit_nbstripout_keeps_every_notebook_as_committed(tmp_path):
 
 
 def exercises_and_solutions(nb) -> list[tuple[str, bool]]:
-    """Each exercise of the notebook (its number, in order) and whether a <details> solution follows it before the
-    next exercise starts."""
-    events = []  # (cell, offset, exercise number or None for a solution)
+    """Each exercise of the notebook (its number, in order) and whether it has a <details> solution: one that
+    follows it before the next exercise starts, or one whose summary names it ("Exercise 2: worked solution", as in
+    the Solutions section at the end of a notebook)."""
+    events, labelled = [], set()  # events: (cell, offset, exercise number or None for a solution)
     for i, c in enumerate(nb.cells):
         if c.cell_type != "markdown":
             continue
         events += [(i, m.start(), m.group(1) or m.group(2)) for m in EXERCISE.finditer(c.source)]
-        events += [(i, m.start(), None) for m in SOLUTION.finditer(c.source)]
+        for m in SOLUTION.finditer(c.source):
+            named = LABELLED.search(m.group(0))
+            if named:
+                labelled.add(named.group(1))
+            else:
+                events.append((i, m.start(), None))
     events.sort()
     found = []
     for k, (_, _, number) in enumerate(events):
@@ -195,7 +202,7 @@ def exercises_and_solutions(nb) -> list[tuple[str, bool]]:
             continue
         rest = [e[2] for e in events[k + 1 :]]
         until_next = rest[: next((j for j, e in enumerate(rest) if e is not None), len(rest))]
-        found.append((number, len(until_next) > 0))
+        found.append((number, len(until_next) > 0 or number in labelled))
     return found
 
 
@@ -242,5 +249,10 @@ def test_the_exercise_count_sees_headings_bold_leads_and_a_missing_solution():
         md("**Exercise 2 — predict.** Guess first.\n<details><summary>Hint</summary>y</details>"),
         md("### What a head writes — Exercise 3: one head\n(Exercise 4 is elsewhere.)"),
         md("<details>\n<summary>Worked solution</summary>z</details>"),
+        md("**Exercise 5 — write it.** [Worked solution](#Solution-to-exercise-5)"),
+        md("**Exercise 6 — and this.**"),
+        md(
+            "## Solutions\n### Solution to exercise 5\n<details><summary>Exercise 5: worked solution</summary>w</details>"
+        ),
     ]
-    assert exercises_and_solutions(nb) == [("1", True), ("2", False), ("3", True)]
+    assert exercises_and_solutions(nb) == [("1", True), ("2", False), ("3", True), ("5", True), ("6", False)]
