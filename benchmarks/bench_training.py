@@ -7,7 +7,7 @@ One thread; the same batches for every model (make_batches of training/train.py 
 size and the standard ModelConfig); dropout 0; Adam with the course learning rate. After warm-up, each
 round times `--steps` training steps (default: one epoch's batches) of every variant in turn: the course
 model without tracing, torch.nn.Transformer, and the course model with every step inside
-record(model) (inspect/tracing.py). Per step we measure the process CPU time (one thread, so this is the compute
+record(model) (trace/tracing.py). Per step we measure the process CPU time (one thread, so this is the compute
 time, hardly disturbed by other processes on a busy machine) and the wall time. Figures are medians over
 the rounds; ratios are medians of the per-round ratios course/torch (paired, so load that drifts between
 rounds cancels out). Verdicts use the CPU-time ratios. Last, the wall time (and CPU time) of one full
@@ -30,7 +30,7 @@ from torch import nn
 from course_utils.core.data import load_pairs
 from course_utils.core.model import ModelConfig, build_model, parameter_counts
 from course_utils.core.precision import DTYPE, default_dtype
-from course_utils.inspect.tracing import record
+from course_utils.trace.tracing import record
 from course_utils.training.train import TrainConfig, make_batches
 from course_utils.training.zoo import course_model
 

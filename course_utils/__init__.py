@@ -2,7 +2,7 @@
 
     course_utils/
         core/       errors, precision, data, toys, places (the one vocabulary), attention, model, pretrained
-        inspect/    tracing (Trace, recording, patching), interventions, pretrained traces
+        trace/      tracing (Trace, recording, patching), interventions, pretrained traces
         training/   train, files (save/load without pickle), zoo (the shipped models)
         measures/   similarity, attention statistics, weight maps, projection, clustering, probing, ...
         views/      matplotlib figures, diagrams, widgets, clientside/ (one file per browser view)

@@ -58,7 +58,7 @@ def untrained():
 
 
 def documented_trace_shapes(cfg, Ts: int, Tt: int) -> dict[str, tuple[int, ...]]:
-    """Every trace key of one sentence pair with its shape, as the `course_utils.inspect.tracing` docstring
+    """Every trace key of one sentence pair with its shape, as the `course_utils.trace.tracing` docstring
     documents it (Ts English positions, Tt decoder positions incl. <bos>)."""
     H, d = cfg.n_heads, cfg.d_model
     dh = d // H

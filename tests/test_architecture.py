@@ -21,7 +21,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "course_utils"
-LAYERS = ("core", "inspect", "training", "measures", "views", "exercises")
+LAYERS = ("core", "trace", "training", "measures", "views", "exercises")
 DRAWING = ("matplotlib", "altair", "ipywidgets", "IPython")  # only views/ may import these
 
 

@@ -23,7 +23,7 @@ from course_utils.core.attention import (
     scaled_dot_product_attention,
 )
 from course_utils.core.model import add_norm, eval_mode
-from course_utils.inspect.tracing import record
+from course_utils.trace.tracing import record
 
 SETTINGS = settings(max_examples=40, deadline=None)
 DT = torch.float64  # parity in double precision: tight tolerances

@@ -14,7 +14,7 @@ import torch
 
 import course_utils.measures.clustering as measures_clustering
 from course_utils.core.places import PLACES
-from course_utils.inspect.interventions import copy_row_from, next_word_log_probs
+from course_utils.trace.interventions import copy_row_from, next_word_log_probs
 from course_utils.measures.clustering import (
     PAIR,
     context_distance_table,
@@ -383,7 +383,7 @@ def test_widget_shows_a_message_not_a_traceback(snaps):
 
 
 def test_copy_row_from_replaces_one_row_only():
-    from course_utils.inspect.tracing import Trace
+    from course_utils.trace.tracing import Trace
 
     source = Trace(["a", "b", "c"], ["<bos>"], [], {"x": torch.arange(6.0).reshape(3, 2) + 100})
     tensor = torch.zeros(2, 3, 2)  # (batch, T, d_model)
@@ -394,7 +394,7 @@ def test_copy_row_from_replaces_one_row_only():
 
 def test_patching_eat_embedding_changes_nothing_and_the_object_flips_the_output():
     from course_utils.core.data import load_probes
-    from course_utils.inspect.tracing import run_with_trace
+    from course_utils.trace.tracing import run_with_trace
 
     model = load_standard_model().model.eval()
     a, b = PAIR
@@ -425,7 +425,7 @@ def _notebook_definitions() -> dict:
     tree = ast.parse(src)
     tree.body = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
     from course_utils.core.data import encode_source, encode_target
-    from course_utils.inspect.tracing import patch
+    from course_utils.trace.tracing import patch
 
     namespace = {"torch": torch, "encode_source": encode_source, "encode_target": encode_target, "patch": patch}
     exec(compile(tree, "notebook 06", "exec"), namespace)
@@ -434,7 +434,7 @@ def _notebook_definitions() -> dict:
 
 def test_notebook_patching_functions_agree_with_the_library():
     from course_utils.core.data import load_probes
-    from course_utils.inspect.tracing import run_with_trace
+    from course_utils.trace.tracing import run_with_trace
 
     nb = _notebook_definitions()
     model = load_standard_model("learned", 4).model.eval()

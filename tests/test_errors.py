@@ -17,7 +17,7 @@ from course_utils.core.errors import (
     UnknownWordError,
 )
 from course_utils.core.model import ModelConfig, translate, translate_batch
-from course_utils.inspect.tracing import run_with_trace
+from course_utils.trace.tracing import run_with_trace
 
 # ---------------------------------------------------------------- sentences
 

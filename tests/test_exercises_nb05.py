@@ -15,7 +15,7 @@ from torch.nn import functional as F
 from course_utils.core.data import build_vocabs, load_pairs
 from course_utils.core.model import ModelConfig, build_model, parameter_counts
 from course_utils.exercises import NOT_ANSWERED, nb05
-from course_utils.inspect.tracing import run_with_trace
+from course_utils.trace.tracing import run_with_trace
 from course_utils.training.train import TrainConfig, make_batches, single_thread, train
 from course_utils.training.zoo import load_standard_model
 from course_utils.views.heatmaps import decoder_row_labels

@@ -17,8 +17,8 @@ import matplotlib.pyplot as plt
 from course_utils.core.data import load_pairs
 from course_utils.core.errors import UnknownWordError
 from course_utils.core.places import PLACES
-from course_utils.inspect.interventions import ablate_head, uniform_attention
-from course_utils.inspect.tracing import patch, run_with_trace
+from course_utils.trace.interventions import ablate_head, uniform_attention
+from course_utils.trace.tracing import patch, run_with_trace
 from course_utils.measures.attention_stats import (
     BatchTrace,
     head_difference,

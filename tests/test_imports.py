@@ -26,7 +26,7 @@ print(json.dumps([k for k in before if before[k] != after[k]]))
 
 
 def test_the_probe_sees_every_layer():
-    assert {m.split(".")[0] for m in MODULES} >= {"core", "inspect", "training", "measures", "views", "exercises"}
+    assert {m.split(".")[0] for m in MODULES} >= {"core", "trace", "training", "measures", "views", "exercises"}
     assert len(MODULES) > 40
 
 

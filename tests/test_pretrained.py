@@ -22,8 +22,8 @@ from course_utils.core.errors import (
 )
 from course_utils.core.places import VECTOR_KINDS, trace_key
 from course_utils.core.pretrained import MODEL_SHA256, check_weights, file_sha256, load_minilm, model_dir
-from course_utils.inspect.pretrained import record_sentences, trace_sentence
-from course_utils.inspect.tracing import Trace
+from course_utils.trace.pretrained import record_sentences, trace_sentence
+from course_utils.trace.tracing import Trace
 from course_utils.measures.pretrained import (
     HEAD_MEASURES,
     PARAPHRASES,
@@ -179,8 +179,8 @@ def test_tracing_uses_the_course_keys_and_kinds(model):
 
 
 def test_head_ablation_through_tracing_patch_changes_the_embedding(model):
-    from course_utils.inspect.interventions import ablate_head
-    from course_utils.inspect.tracing import patch
+    from course_utils.trace.interventions import ablate_head
+    from course_utils.trace.tracing import patch
 
     base = model.embed(SENTENCES)
     with patch(model, {"encoder.0.self.x1": ablate_head(3)}):
@@ -288,7 +288,7 @@ def test_bad_input_raises_course_errors(model, bad, error):
 def margins_by_hand(model, pairs, patches=None):
     """Mean paraphrase cosine, mean unrelated cosine (every a_i·b_j and a_j·b_i, i != j, counted once per pair
     member) and the margin, each embedding computed alone under `patches`."""
-    from course_utils.inspect.tracing import patch
+    from course_utils.trace.tracing import patch
 
     with patch(model, patches or {}):
         a = [model.embed([p[0]])[0] for p in pairs]
@@ -309,7 +309,7 @@ def test_pair_margins_equal_the_sentences_embedded_alone(model):
 
 
 def test_ablation_drops_equal_the_plain_patched_run(model):
-    from course_utils.inspect.interventions import ablate_head
+    from course_utils.trace.interventions import ablate_head
 
     pairs = PARAPHRASES[:3]
     table = ablation_drops(model, pairs)
@@ -324,8 +324,8 @@ def test_ablation_drops_equal_the_plain_patched_run(model):
 
 
 def test_intervention_margins_equal_the_plain_patched_run(model):
-    from course_utils.inspect.interventions import ablate_head, uniform_attention
-    from course_utils.inspect.pretrained import ablate_heads
+    from course_utils.trace.interventions import ablate_head, uniform_attention
+    from course_utils.trace.pretrained import ablate_heads
 
     pairs = PARAPHRASES[:3]
     interventions = {

@@ -16,7 +16,7 @@ from course_utils.core.data import load_probes
 from course_utils.core.model import ModelConfig, build_model
 from course_utils.core.places import VECTOR_KINDS
 from course_utils.core.precision import close_to_stored
-from course_utils.inspect.tracing import run_with_trace
+from course_utils.trace.tracing import run_with_trace
 from course_utils.measures.probing import (
     TOLERANCE,
     WORD_ORDER,

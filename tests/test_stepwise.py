@@ -1,5 +1,5 @@
 """The helpers behind notebooks 03 and 04: measures/attention_stats.py (scale, entropy and score statistics),
-the batched pass of inspect/tracing.py, and views/scaling.py and views/heatmaps.py that draw them."""
+the batched pass of trace/tracing.py, and views/scaling.py and views/heatmaps.py that draw them."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import matplotlib.pyplot as plt
 from course_utils.core.data import load_pairs
 from course_utils.core.places import PLACES, trace_key
 from course_utils.core.toys import toy_embeddings
-from course_utils.inspect.tracing import (
+from course_utils.trace.tracing import (
     record_batch,
     run_with_trace,
 )

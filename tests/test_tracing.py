@@ -10,13 +10,13 @@ import torch
 from course_utils.core.data import BOS, encode_source, encode_target, load_pairs, pad_batch
 from course_utils.core.model import build_model, translate
 from course_utils.core.places import PLACES, trace_key
-from course_utils.inspect.interventions import (
+from course_utils.trace.interventions import (
     ablate_head,
     first_token_attention,
     last_token_attention,
     uniform_attention,
 )
-from course_utils.inspect.tracing import Trace, hook_points, patch, record, run_with_trace
+from course_utils.trace.tracing import Trace, hook_points, patch, record, run_with_trace
 
 
 def n_hooks(model) -> int:

@@ -12,7 +12,7 @@ from course_utils import MODEL_FORMAT_VERSION
 from course_utils.core.data import BOS, SPECIALS, data_dir, load_pairs
 from course_utils.core.errors import IncompatibleModelFileError
 from course_utils.core.model import ModelConfig, translate, translate_batch
-from course_utils.inspect.tracing import Trace, run_with_trace
+from course_utils.trace.tracing import Trace, run_with_trace
 from course_utils.training.files import load_course_model, save_course_model
 from course_utils.training.train import TrainConfig, TrainResult, make_batches, single_thread, train
 

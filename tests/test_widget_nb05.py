@@ -14,7 +14,7 @@ import nbformat
 import pytest
 
 from course_utils.core.places import PLACE_NAMES, PLACES, trace_key
-from course_utils.inspect.tracing import run_with_trace
+from course_utils.trace.tracing import run_with_trace
 from course_utils.training.zoo import SEEDS
 from course_utils.views.clientside.base import VEGALITE_MIME, tsv_rows
 

@@ -22,7 +22,7 @@ FOUR_WORDS, FOUR_GERMAN = "we can eat apple", "wir können einen apfel essen"  #
 def no_pe_weights(sentence: str) -> np.ndarray:
     """Encoder layer-0 attention weights (H, T, T) of the shipped no-PE model for one sentence.
     Used in notebook 07 (an exercise)."""
-    from course_utils.inspect.tracing import run_with_trace
+    from course_utils.trace.tracing import run_with_trace
     from course_utils.training.zoo import load_standard_model
 
     model = load_standard_model("none").model

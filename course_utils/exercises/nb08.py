@@ -64,7 +64,7 @@ def _prediction(guess, low: int, high: int, example: str):
 
 def _five_sentence_runs(seed_traces) -> bool:
     """True when seed_traces is {seed: [five Traces]}, as the notebook builds it; else False with a ❌ line."""
-    from course_utils.inspect.tracing import Trace
+    from course_utils.trace.tracing import Trace
 
     if (
         isinstance(seed_traces, dict)

@@ -26,7 +26,7 @@ import torch
 from course_utils.core.data import Pair
 from course_utils.core.model import Translator
 from course_utils.core.places import PLACES, trace_key
-from course_utils.inspect.tracing import record_batch
+from course_utils.trace.tracing import record_batch
 from course_utils.measures.roles import ROLES, english_roles, german_roles
 
 # ---- 03: why divide by √d ----

@@ -14,7 +14,7 @@ import pandas as pd
 
 from course_utils.core.data import Pair
 from course_utils.core.model import Translator
-from course_utils.inspect.tracing import patch
+from course_utils.trace.tracing import patch
 from course_utils.training.train import exact_matches
 
 

@@ -18,9 +18,9 @@ import torch  # noqa: E402
 
 from course_utils.core.places import trace_key
 from course_utils.core.pretrained import PLACE, MiniLM, mean_pool
-from course_utils.inspect.interventions import copy_row_from
-from course_utils.inspect.pretrained import trace_sentence
-from course_utils.inspect.tracing import patch
+from course_utils.trace.interventions import copy_row_from
+from course_utils.trace.pretrained import trace_sentence
+from course_utils.trace.tracing import patch
 
 # A small paraphrase set written for this course: pairs that say the same thing in other words.
 PARAPHRASES: tuple[tuple[str, str], ...] = (

@@ -21,7 +21,7 @@ from course_utils.core.data import Vocab
 from course_utils.core.errors import IncompatibleModelFileError
 from course_utils.core.model import ModelConfig, Translator
 from course_utils.core.precision import course_precision
-from course_utils.inspect.tracing import Trace
+from course_utils.trace.tracing import Trace
 from course_utils.training.train import TrainConfig, TrainResult
 
 # ---- save / load without pickle ----

@@ -21,7 +21,7 @@ from torch import nn
 from course_utils.core.data import Pair, build_vocabs, encode_source, encode_target, load_pairs, load_probes, pad_batch
 from course_utils.core.model import ModelConfig, Translator, build_model, translate_batch
 from course_utils.core.precision import course_precision
-from course_utils.inspect.tracing import Trace, run_with_trace
+from course_utils.trace.tracing import Trace, run_with_trace
 
 
 @dataclass(frozen=True)

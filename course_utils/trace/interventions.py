@@ -17,7 +17,7 @@ import torch
 
 from course_utils.core.data import encode_source, encode_target
 from course_utils.core.model import eval_mode
-from course_utils.inspect.tracing import patch
+from course_utils.trace.tracing import patch
 
 # ---- interventions for `patch` (weights are (B, H, Tq, Tk); mask (B, Tq, Tk), True = may attend) ----
 

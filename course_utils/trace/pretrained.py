@@ -13,7 +13,7 @@ from __future__ import annotations
 import torch  # noqa: E402
 
 from course_utils.core.pretrained import Encoded, MiniLM
-from course_utils.inspect.tracing import Trace, record
+from course_utils.trace.tracing import Trace, record
 
 # ------------------------------------------------------------------------------------------- tracing
 
