@@ -111,8 +111,8 @@ def stand_in_page(folder: Path) -> Path:
     """A page with attention_view, word_order_view, word_path_view and five_view, and the vega files from build/npm/."""
     pass
     from course_utils.core.data import load_probes
-    from course_utils.trace.tracing import run_with_trace
     from course_utils.measures.clustering import PAIR
+    from course_utils.trace.tracing import run_with_trace
     from course_utils.training.zoo import load_standard_model
 
     static = folder / VEGA_STATIC_DIR

@@ -15,11 +15,11 @@ from conftest import missing_tool
 from course_utils.core.data import load_probes
 from course_utils.core.places import PLACE_NAMES, PLACES, trace_key
 from course_utils.core.pretrained import load_minilm
-from course_utils.trace.pretrained import trace_sentence
-from course_utils.trace.tracing import run_with_trace
 from course_utils.measures.clustering import PAIR
 from course_utils.measures.probing import five_projection, five_sentences
 from course_utils.measures.qkv import word_qkv
+from course_utils.trace.pretrained import trace_sentence
+from course_utils.trace.tracing import run_with_trace
 from course_utils.views.clientside.attention import attention_view
 from course_utils.views.clientside.base import (
     DECIMALS,

@@ -14,7 +14,6 @@ import torch
 
 import course_utils.measures.clustering as measures_clustering
 from course_utils.core.places import PLACES
-from course_utils.trace.interventions import copy_row_from, next_word_log_probs
 from course_utils.measures.clustering import (
     PAIR,
     context_distance_table,
@@ -23,6 +22,7 @@ from course_utils.measures.clustering import (
     word_vector,
 )
 from course_utils.measures.projection import LabelledVectors, collect_vectors, identical_groups
+from course_utils.trace.interventions import copy_row_from, next_word_log_probs
 from course_utils.training.zoo import load_standard_model
 from course_utils.views.clustering import MARKER_GLYPHS, MIN_WINDOW, MIN_ZOOM, plot_word_projection
 

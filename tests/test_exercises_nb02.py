@@ -22,9 +22,9 @@ from course_utils.exercises.nb02 import (
     check_same_q_prediction,
     check_toy_query,
 )
-from course_utils.trace.tracing import run_with_trace
 from course_utils.measures.qkv import places_table, qkv_of_sentence, word_qkv
 from course_utils.measures.weight_maps import head_banks, query_bank
+from course_utils.trace.tracing import run_with_trace
 from course_utils.training.zoo import load_standard_model
 from course_utils.views.qkv import plot_word_qkv
 

@@ -11,11 +11,11 @@ from notebook_cells import course_imports, solution_code  # tests/ is on sys.pat
 from course_utils.core.places import trace_key
 from course_utils.exercises import NOT_ANSWERED
 from course_utils.exercises import nb09 as ex
-from course_utils.trace.interventions import ablate_head, uniform_attention
-from course_utils.trace.tracing import patch, run_with_trace
 from course_utils.measures.attention_stats import head_statistics
 from course_utils.measures.interventions import accuracy, score_interventions
 from course_utils.measures.weight_maps import ov_map
+from course_utils.trace.interventions import ablate_head, uniform_attention
+from course_utils.trace.tracing import patch, run_with_trace
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "09_heads_and_the_query_analogy.ipynb"
 

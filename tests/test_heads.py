@@ -17,8 +17,6 @@ import matplotlib.pyplot as plt
 from course_utils.core.data import load_pairs
 from course_utils.core.errors import UnknownWordError
 from course_utils.core.places import PLACES
-from course_utils.trace.interventions import ablate_head, uniform_attention
-from course_utils.trace.tracing import patch, run_with_trace
 from course_utils.measures.attention_stats import (
     BatchTrace,
     head_difference,
@@ -40,6 +38,8 @@ from course_utils.measures.weight_maps import (
     vocab_scores,
     word_parts,
 )
+from course_utils.trace.interventions import ablate_head, uniform_attention
+from course_utils.trace.tracing import patch, run_with_trace
 from course_utils.training.train import exact_match
 from course_utils.views.heads import plot_vocab_scores
 from course_utils.views.heatmaps import plot_attention

@@ -22,8 +22,6 @@ from course_utils.core.errors import (
 )
 from course_utils.core.places import VECTOR_KINDS, trace_key
 from course_utils.core.pretrained import MODEL_SHA256, check_weights, file_sha256, load_minilm, model_dir
-from course_utils.trace.pretrained import record_sentences, trace_sentence
-from course_utils.trace.tracing import Trace
 from course_utils.measures.pretrained import (
     HEAD_MEASURES,
     PARAPHRASES,
@@ -38,6 +36,8 @@ from course_utils.measures.pretrained import (
     shuffled_words,
 )
 from course_utils.measures.weight_maps import head_bilinear
+from course_utils.trace.pretrained import record_sentences, trace_sentence
+from course_utils.trace.tracing import Trace
 
 # Sentences of different lengths, so the batch is padded (3 to 13 tokens).
 SENTENCES = [

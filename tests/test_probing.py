@@ -16,7 +16,6 @@ from course_utils.core.data import load_probes
 from course_utils.core.model import ModelConfig, build_model
 from course_utils.core.places import VECTOR_KINDS
 from course_utils.core.precision import close_to_stored
-from course_utils.trace.tracing import run_with_trace
 from course_utils.measures.probing import (
     TOLERANCE,
     WORD_ORDER,
@@ -41,6 +40,7 @@ from course_utils.measures.probing import (
     word_permutation,
     word_spread,
 )
+from course_utils.trace.tracing import run_with_trace
 from course_utils.training.zoo import load_standard_model
 from course_utils.views.probing import DISTANCE_FLOOR, plot_five, plot_same_word_distance, plot_word_order
 

@@ -15,10 +15,6 @@ import matplotlib.pyplot as plt
 from course_utils.core.data import load_pairs
 from course_utils.core.places import PLACES, trace_key
 from course_utils.core.toys import toy_embeddings
-from course_utils.trace.tracing import (
-    record_batch,
-    run_with_trace,
-)
 from course_utils.measures.attention_stats import (
     DIVISORS,
     divisor_value,
@@ -28,6 +24,10 @@ from course_utils.measures.attention_stats import (
     real_scores,
     score_stats,
     trace_pairs,
+)
+from course_utils.trace.tracing import (
+    record_batch,
+    run_with_trace,
 )
 from course_utils.views.heatmaps import plot_attention
 from course_utils.views.scaling import plot_scaling

@@ -13,11 +13,11 @@ from course_utils.core.data import encode_source, encode_target, pad_batch
 from course_utils.core.places import PLACES, trace_key
 from course_utils.core.precision import DTYPE
 from course_utils.exercises import calls_course_helper, feedback, no_function, not_answered
-from course_utils.trace.interventions import ablate_head
-from course_utils.trace.tracing import patch
 from course_utils.measures.attention_stats import head_statistics
 from course_utils.measures.interventions import accuracy
 from course_utils.measures.weight_maps import ov_map
+from course_utils.trace.interventions import ablate_head
+from course_utils.trace.tracing import patch
 
 # Exercise 1: a head detector, run over the corpus
 

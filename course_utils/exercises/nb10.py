@@ -87,8 +87,8 @@ def previous_token_head(model=None, sentences=None) -> tuple[int, int]:
     """(layer, head) with the largest mean previous-token weight over `sentences` (default: the paraphrase set).
     Used in notebook 10 (an exercise)."""
     from course_utils.core.pretrained import load_minilm
-    from course_utils.trace.pretrained import record_sentences
     from course_utils.measures.pretrained import PARAPHRASES, head_masses
+    from course_utils.trace.pretrained import record_sentences
 
     model = model or load_minilm()
     sentences = sentences or [s for pair in PARAPHRASES for s in pair]

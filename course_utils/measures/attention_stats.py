@@ -26,8 +26,8 @@ import torch
 from course_utils.core.data import Pair
 from course_utils.core.model import Translator
 from course_utils.core.places import PLACES, trace_key
-from course_utils.trace.tracing import record_batch
 from course_utils.measures.roles import ROLES, english_roles, german_roles
+from course_utils.trace.tracing import record_batch
 
 # ---- 03: why divide by √d ----
 

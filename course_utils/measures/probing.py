@@ -28,10 +28,10 @@ from course_utils.core.data import load_probes
 from course_utils.core.errors import CourseInputError, ShapeError
 from course_utils.core.model import translate_batch
 from course_utils.core.places import HEAD_KINDS, PLACES, VECTOR_KINDS, head_index, place_prefix, trace_key
-from course_utils.trace.tracing import run_with_trace
 from course_utils.measures.projection import collect_vectors, fit_projection
 from course_utils.measures.similarity import cosine_matrix, mean_pairwise_cosine_distance, rowwise_cosine
 from course_utils.measures.tables import StyledTable, cosine_table
+from course_utils.trace.tracing import run_with_trace
 from course_utils.training.zoo import load_standard_model
 
 WORD_ORDER = ("we can eat apple", "apple eat can we")  # the "word_order" probe set

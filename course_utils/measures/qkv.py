@@ -18,8 +18,8 @@ import torch
 from course_utils.core.data import encode_source, tokenize
 from course_utils.core.errors import CourseInputError, UnknownWordError
 from course_utils.core.places import PLACE_NAMES, PLACES, place_prefix, trace_key
-from course_utils.trace.tracing import record, run_with_trace
 from course_utils.measures.weight_maps import attention_module
+from course_utils.trace.tracing import record, run_with_trace
 
 
 @torch.no_grad()
