@@ -292,3 +292,16 @@ def test_xavier_init_is_the_blogs_and_torch_default_is_kept_by_name():
 def test_unknown_init_is_a_clear_error():
     with pytest.raises(ConfigError, match="init must be one of"):
         ModelConfig(init="he")
+
+
+def test_tied_qkv_shares_one_linear_layer_and_makes_every_score_matrix_symmetric():
+    tied, untied = build_model(ModelConfig(tied_qkv=True)), build_model(ModelConfig())
+    mha = tied.encoder[0].self_attn
+    assert mha.w_q is mha.w_k is mha.w_v  # one layer, not three copies
+    n_attention = 2 * 2 + 2  # encoder self, decoder self and cross per layer: 3 blocks x 2 layers
+    per_block = 2 * (64 * 64 + 64)  # W^K and W^V (with biases) are no longer separate parameters
+    total = parameter_counts
+    assert total(untied)["total"] - total(tied)["total"] == n_attention * per_block
+    qk = mha.W_QK  # (H, d, d) = W^Q_h W^K_hᵀ: with W^K = W^Q it equals its own transpose
+    assert torch.allclose(qk, qk.transpose(1, 2), atol=1e-12)
+    assert not torch.allclose(untied.encoder[0].self_attn.W_QK, untied.encoder[0].self_attn.W_QK.transpose(1, 2))

@@ -142,13 +142,15 @@ class MultiHeadAttention(nn.Module):
 
     KINDS = ("q_input", "k_input", "v_input", "q", "k", "v", "scores", "mask", "weights", "x1", "concat", "out")
 
-    def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0):
+    def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, tied: bool = False):
         super().__init__()
         check_heads(d_model, n_heads)
         self.d_model, self.n_heads, self.d_head = d_model, n_heads, d_model // n_heads
         self.w_q = nn.Linear(d_model, d_model)
-        self.w_k = nn.Linear(d_model, d_model)
-        self.w_v = nn.Linear(d_model, d_model)
+        # tied=True: one linear layer makes Q, K and V (the blog's "why don't we learn only 1 encoding?"), so
+        # W^Q = W^K = W^V and every head's score matrix W^Q W^Kᵀ is symmetric (notebook 03's Evidence part)
+        self.w_k = self.w_q if tied else nn.Linear(d_model, d_model)
+        self.w_v = self.w_q if tied else nn.Linear(d_model, d_model)
         self.w_o = nn.Linear(d_model, d_model)
         self.dropout = nn.Dropout(dropout)
         self.hook_q_input = HookPoint()  # (B, Tq, d_model): what enters W_Q

@@ -53,6 +53,7 @@ class ModelConfig:
     max_len: int = 12  # longest English input / German output (incl. <bos>)
     pos_encoding: str = "learned"  # "learned" | "sinusoidal" | "none"
     init: str = "xavier"  # "xavier" (the blog's code) | "torch_default" (saturated first layer, a lesson)
+    tied_qkv: bool = False  # True: one linear layer makes Q, K and V in every attention block (W^Q = W^K = W^V)
 
     def __post_init__(self):
         if self.pos_encoding not in POS_ENCODINGS:
@@ -145,7 +146,7 @@ class EncoderLayer(nn.Module):
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
-        self.self_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout)
+        self.self_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout, cfg.tied_qkv)
         self.ff = FeedForward(cfg)
         self.norm1, self.norm2 = nn.LayerNorm(cfg.d_model), nn.LayerNorm(cfg.d_model)
         self.dropout = nn.Dropout(cfg.dropout)
@@ -166,8 +167,8 @@ class DecoderLayer(nn.Module):
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
-        self.self_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout)
-        self.cross_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout)
+        self.self_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout, cfg.tied_qkv)
+        self.cross_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout, cfg.tied_qkv)
         self.ff = FeedForward(cfg)
         self.norm1, self.norm2, self.norm3 = (nn.LayerNorm(cfg.d_model) for _ in range(3))
         self.dropout = nn.Dropout(cfg.dropout)
