@@ -22,6 +22,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "course_utils"
 LAYERS = ("core", "trace", "training", "measures", "views", "exercises")
+PACKAGE_DATA = ("data", "models")  # folders of files the package ships (the corpus, the trained models), no code
 DRAWING = ("matplotlib", "altair", "ipywidgets", "IPython")  # only views/ may import these
 
 
@@ -156,7 +157,10 @@ def vocabulary_copies(srcs: dict[str, str]) -> list[str]:
 def test_the_package_is_folders_of_layers():
     flat = sorted(p.name for p in PKG.glob("*.py"))
     assert flat == ["__init__.py"], f"modules outside the layer folders: {flat}"
-    assert sorted(p.name for p in PKG.iterdir() if p.is_dir() and p.name != "__pycache__") == sorted(LAYERS)
+    assert sorted(p.name for p in PKG.iterdir() if p.is_dir() and p.name != "__pycache__") == sorted(
+        LAYERS + PACKAGE_DATA
+    )
+    assert not [p for d in PACKAGE_DATA for p in (PKG / d).rglob("*.py")], "package data folders hold no code"
     doc = ast.get_docstring(ast.parse((PKG / "__init__.py").read_text(encoding="utf-8")))
     assert all(f"{layer}/" in doc for layer in LAYERS), "the package docstring draws the tree"
 

@@ -1,4 +1,4 @@
-"""Checks for the toy English->German corpus in data/ (stdlib + pytest only)."""
+"""Checks for the toy English->German corpus in course_utils/data/ (stdlib + pytest only)."""
 
 import subprocess
 import sys
@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-DATA = Path(__file__).resolve().parents[1] / "data"
-SCRIPT = DATA / "make_corpus.py"
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "course_utils" / "data"
+SCRIPT = ROOT / "tools" / "make_corpus.py"
 CORPUS = DATA / "corpus.tsv"
 PROBES = DATA / "probes.tsv"
 

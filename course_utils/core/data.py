@@ -1,7 +1,7 @@
-"""The tiny English->German corpus that ships in data/, its vocabularies and tokenisation.
+"""The tiny English->German corpus shipped inside the package (course_utils/data/), its vocabularies and tokenisation.
 
     pairs = load_pairs("train")                       # 240 Pairs (english, german, split, pattern); "heldout": 24
-    probes = load_probes("context_pair")              # probe sentences of data/probes.tsv -> German reference or None
+    probes = load_probes("context_pair")              # probe sentences of probes.tsv -> German reference or None
     src_vocab, tgt_vocab = build_vocabs()             # from the training split; ids 0, 1, 2 = <pad>, <bos>, <eos>
     encode_source(src_vocab, "We eat bread.", 12)     # tokenize, then word ids; encode_target adds <bos> ... <eos>
     pad_batch([ids_a, ids_b])                         # (B, T) long tensor, right-padded with <pad> = 0
@@ -14,25 +14,30 @@ from __future__ import annotations
 
 import csv
 from dataclasses import dataclass
+from importlib.resources import files
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
 
 from course_utils.core.errors import EmptySentenceError, SentenceTooLongError, SpecialTokenError, UnknownWordError
 
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
+
 PAD, BOS, EOS = "<pad>", "<bos>", "<eos>"
 SPECIALS = (PAD, BOS, EOS)  # PAD is index 0 in every vocabulary
 
 
-def data_dir() -> Path:
-    """The repository's data/ folder (the package is installed in editable mode from the repo).
-    Used by load_pairs and load_probes (notebooks 03-09)."""
-    return Path(__file__).resolve().parents[2] / "data"
+def data_dir() -> Traversable:
+    """The corpus folder inside the package, course_utils/data/ (package data, read with importlib.resources: the
+    same files from a clone, an editable install or an installed wheel). Used by load_pairs and load_probes (notebooks 03-09)."""
+    return files("course_utils") / "data"
 
 
 @dataclass(frozen=True)
 class Pair:
-    """One sentence pair of data/corpus.tsv, with its split and its pattern (the sentence template it was built from).
+    """One sentence pair of corpus.tsv, with its split and its pattern (the sentence template it was built from).
     Used in notebooks 03-09 (what load_pairs returns); notebook 05 §1 shows its fields as a table."""
 
     english: str
@@ -42,10 +47,10 @@ class Pair:
 
 
 def load_pairs(split: str | None = None, path: Path | None = None) -> list[Pair]:
-    """All pairs of data/corpus.tsv, or only those of one split ("train" / "heldout").
+    """All pairs of corpus.tsv (course_utils/data/), or only those of one split ("train" / "heldout").
     Used in notebooks 03 (Evidence part), 04 §6, 05 §1, 06 §3, 07 (What the models translate), 08 (The claims), 09 §1-§4."""
     path = Path(path) if path else data_dir() / "corpus.tsv"
-    with open(path, encoding="utf-8", newline="") as f:
+    with path.open(encoding="utf-8", newline="") as f:
         rows = [Pair(**row) for row in csv.DictReader(f, delimiter="\t")]
     if split is None:
         return rows
@@ -61,7 +66,7 @@ def load_probes(probe_set: str | None = None, path: Path | None = None) -> dict[
     Used in notebooks 05 §4, §6, 06 §3, 07 (Two word orders through the blog's model), 08 (The claims).
     """
     path = Path(path) if path else data_dir() / "probes.tsv"
-    with open(path, encoding="utf-8", newline="") as f:
+    with path.open(encoding="utf-8", newline="") as f:
         rows = list(csv.DictReader(f, delimiter="\t"))
     names = sorted({r["probe_set"] for r in rows})
     if probe_set is not None and probe_set not in names:

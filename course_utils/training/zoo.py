@@ -1,4 +1,5 @@
-"""The standard course models shipped in models/: which kinds and seeds exist, loading them, retraining them.
+"""The standard course models shipped in the package (course_utils/models/): which kinds and seeds exist, loading
+them, retraining them.
 
     course = load_standard_model()            # "learned", seed 0: the course model, a TrainResult (instant)
     seeds = load_seeds("learned")             # {seed: TrainResult} for SEEDS = (0, 1, 2, 3, 4)
@@ -14,7 +15,9 @@ tests/test_shipped_models.py checks that the code reproduces them.
 
 from __future__ import annotations
 
+from importlib.resources import as_file, files
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from course_utils.core.data import build_vocabs, load_pairs, load_probes
 from course_utils.core.errors import ConfigError
@@ -23,7 +26,10 @@ from course_utils.core.precision import course_precision
 from course_utils.training.files import load_course_model, save_course_model
 from course_utils.training.train import TrainConfig, TrainResult, train
 
-# ---- the standard models shipped in models/ ----
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
+
+# ---- the standard models shipped in course_utils/models/ (package data) ----
 
 SEEDS = (0, 1, 2, 3, 4)  # every verdict about a trained model is computed on each of these
 
@@ -84,27 +90,29 @@ def untrained_standard_model(name: str = "learned", seed: int = 0):
     return model.eval()
 
 
-def standard_model_path(name: str = "learned", seed: int = 0) -> Path:
-    """models/course_model_{name}.pt for seed 0, models/course_model_{name}_seed{seed}.pt for the other seeds.
+def standard_model_path(name: str = "learned", seed: int = 0) -> Traversable:
+    """course_model_{name}.pt for seed 0, course_model_{name}_seed{seed}.pt for the other seeds, in the package's
+    models/ folder (package data, found with importlib.resources in a clone, an editable install or a wheel).
     Used by load_standard_model and write_standard_models (the files notebooks 02-09 load)."""
     _check_standard(name, seed)
     suffix = "" if seed == 0 else f"_seed{seed}"
-    return Path(__file__).resolve().parents[2] / "models" / f"course_model_{name}{suffix}.pt"
+    return files("course_utils") / "models" / f"course_model_{name}{suffix}.pt"
 
 
 def load_standard_model(name: str = "learned", seed: int = 0) -> TrainResult:
-    """A standard course model, loaded from models/ (instant, identical bits on every machine).
+    """A standard course model, loaded from the package's models/ folder (instant, identical bits on every machine).
 
     The files were written by `course_model(name, seed)` (`make models`); tests/test_shipped_models.py
     retrains each one and checks that the code reproduces the file.
     Used in notebooks 02 §2, 03 §7, 05 §3, 06 §3, 07 (Three positional encodings), 08 (The claims).
     """
-    path = standard_model_path(name, seed)
-    if not path.exists():
+    shipped = standard_model_path(name, seed)
+    if not shipped.is_file():
         raise FileNotFoundError(
-            f"{path.name} is missing from models/: run `make models` (or course_model({name!r}, {seed}) to retrain)"
+            f"{shipped.name} is missing from course_utils/models/: run `make models` (or course_model({name!r}, {seed}) to retrain)"
         )
-    return load_course_model(path)
+    with as_file(shipped) as path:  # a real file for torch.load, wherever the package is installed
+        return load_course_model(path)
 
 
 def load_seeds(name: str = "learned") -> dict[int, TrainResult]:
@@ -115,13 +123,14 @@ def load_seeds(name: str = "learned") -> dict[int, TrainResult]:
 
 
 def write_standard_models() -> None:
-    """Retrain and save every standard model and seed into models/.
+    """Retrain and save every standard model and seed into course_utils/models/ (of the checkout this module is in).
     Used by `make models` (python -m course_utils.training.zoo): the files notebooks 02-09 load."""
+    folder = Path(__file__).resolve().parents[1] / "models"  # the package's own models/, written as files
+    folder.mkdir(exist_ok=True)
     for name, (_, seeds) in STANDARD_MODELS.items():
         for seed in seeds:
             result = course_model(name, seed)
-            path = standard_model_path(name, seed)
-            path.parent.mkdir(exist_ok=True)
+            path = folder / standard_model_path(name, seed).name
             save_course_model(result, path)
             print(
                 f"{path.name}: trained in {result.seconds:.1f} s, final loss {result.history[-1]['loss']:.4f}, "

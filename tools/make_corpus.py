@@ -1,9 +1,9 @@
 """Generate the tiny English->German toy corpus for the "Understanding Q, K, V" course.
 
 Usage:
-    python data/make_corpus.py [--out DIR]
+    python tools/make_corpus.py [--out DIR]
 
-Writes corpus.tsv and probes.tsv into DIR (default: the folder this script is in).
+Writes corpus.tsv and probes.tsv into DIR (default: course_utils/data/, the package data the course reads).
 Standard library only, no randomness: the output is byte-for-byte reproducible.
 """
 
@@ -99,7 +99,7 @@ def write_tsv(path: Path, header: tuple[str, ...], rows) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent)
+    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[1] / "course_utils" / "data")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     write_tsv(args.out / "corpus.tsv", ("english", "german", "split", "pattern"), corpus_rows())
