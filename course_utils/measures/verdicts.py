@@ -5,9 +5,11 @@
     beside_baseline(trained, untrained)            # a per-seed table: trained, untrained (same init, 0 epochs), gain
     BY_CONSTRUCTION                                 # the verdict word for a fact that holds for any weights of a shape
 
-A verdict about a trained model says how far each seed is from the cut-off (its margin). When the smallest margin
-is smaller than the seed-to-seed spread of the measured values, the verdict is "borderline": another seed could
-fall on the other side. A fact that follows from the shapes alone (a rank, an identity of the algebra) is marked
+A verdict about a trained model says how far each seed is from the cut-off (its margin). "Borderline" means weak: every
+seed falls on one side, but some seed is within NEAR (a twentieth) of the measure's own scale of the cut-off, so
+the effect is small for what the measure can show. Seeds that merely differ from one another do not make a verdict
+borderline: five seeds that all clear the cut-off by a wide margin "hold", and the verdict prints their spread.
+A fact that follows from the shapes alone (a rank, an identity of the algebra) is marked
 BY_CONSTRUCTION instead of being counted over seeds: a seed count would suggest it could have come out otherwise.
 """
 
@@ -19,6 +21,9 @@ import pandas as pd
 
 BY_CONSTRUCTION = "holds by construction"  # for any weights of this shape; no seed count
 
+# A margin smaller than NEAR x the cut-off's scale is "close to the cut-off": a small effect for its measure.
+NEAR = 0.05
+
 
 @dataclass(frozen=True)
 class Cutoff:
@@ -29,10 +34,18 @@ class Cutoff:
     value: float
     direction: str  # ">": the claim holds when the value is above the cut-off; "<": when it is below
     meaning: str  # what passing means, in words
+    scale: float = 1.0  # the measure's own size (1 for cosines, shares of weight, fractions): what "far" means
 
     def __post_init__(self):
         if self.direction not in (">", "<"):
             raise ValueError(f"a cut-off's direction is '>' or '<'; got {self.direction!r}")
+        if not self.scale > 0:
+            raise ValueError(f"a cut-off's scale is a positive size; got {self.scale!r}")
+
+    @property
+    def near(self) -> float:
+        """How close to the cut-off a value is "close": NEAR x scale. Used by judge (the borderline rule)."""
+        return NEAR * self.scale
 
     def margin(self, value: float) -> float:
         """How far `value` is on the passing side of the cut-off (negative: on the failing side).
@@ -66,7 +79,9 @@ CUTOFFS: dict[str, Cutoff] = _cutoffs(
     # 03 F3: swapping W^Q and W^K is not a renaming if it changes the weights or x1 by more than half their size
     Cutoff("swap_changes", 0.5, ">", "changes by more than half"),
     # 03 F3: a lookup of one's own record gives every query its own key as best; one query that does not refutes it
-    Cutoff("best_key_elsewhere", 0.0, ">", "some query matches best with another word's key"),
+    Cutoff(
+        "best_key_elsewhere", 0.0, ">", "some query matches best with another word's key", scale=6
+    ),  # a count of a sentence's ~6 queries
     # ---- notebooks 04, 09 ----
     # B2 (04): training keeps a matrix's strong directions (a tenth: more would be a visible squeeze)
     Cutoff("strong_directions_lost", 0.1, "<", "training squeezes under a tenth of a matrix's strong directions"),
@@ -92,11 +107,17 @@ CUTOFFS: dict[str, Cutoff] = _cutoffs(
     Cutoff("heads_gain", 0.0, ">", "the 2-head model translates more pairs exactly than the 1-head model"),
     # ---- notebooks 05, 07 ----
     # 05 B10: "combines freely what varies": no unseen subject-object combination wrong (a count of 24; 0 passes)
-    Cutoff("unseen_combinations_wrong", 0.5, "<", "no held-out subject-object combination translated wrongly"),
+    Cutoff(
+        "unseen_combinations_wrong", 0.5, "<", "no held-out subject-object combination translated wrongly", scale=24
+    ),
     # 05 B10: "treats what never varies as a rule": more than half of the 22 never-seen verb-object pairs rewritten
-    Cutoff("never_seen_rewritten", 11, ">", "more than half of the 22 never-seen verb-object pairs rewritten"),
+    Cutoff(
+        "never_seen_rewritten", 11, ">", "more than half of the 22 never-seen verb-object pairs rewritten", scale=22
+    ),
     # 07 B8 strict: "the same" = equal up to float64 noise; judged in orders of magnitude, log10(max|delta|) < -9
-    Cutoff("same_up_to_float_noise", -9.0, "<", "log10 of the largest difference below -9 (equal up to 1e-9)"),
+    Cutoff(
+        "same_up_to_float_noise", -9.0, "<", "log10 of the largest difference below -9 (equal up to 1e-9)", scale=10
+    ),
     # 07 B8 practical: "similar" = every vector nearer its counterpart than any other vector (cosine margin > 0)
     Cutoff("nearer_own", 0.0, ">", "each vector's cosine with its counterpart beats every other cosine in its row"),
     # 07 B8 attention: the strongest key stays the same word (weight margin over the next key > 0)
@@ -110,10 +131,11 @@ CUTOFFS: dict[str, Cutoff] = _cutoffs(
     Cutoff("clear_clusters", 0.5, ">", "silhouette above 0.5: clear clusters"),
     # B6 (06): the decoder's cloud is wider in most (layer, kind) pairs: as before, at least 9 of 12 (= 5 of 6)
     Cutoff("most_pairs_wider", 0.7, ">", "wider in more than 70 % of the (layer, kind) pairs"),
-    # B9 (08): a word "scatters" when its vectors across the sentences differ by cos below about 0.99
-    Cutoff("scatters", 0.01, ">", "word spread above 0.01 (cos below about 0.99)"),
+    # B9 (08): a word "scatters" when its vectors across the sentences differ by cos below about 0.99; word spreads
+    # (1 - cos) here lie between 0 and about 0.35, so their scale is 0.1: a spread of 0.1 (cos 0.9) is a clear scatter
+    Cutoff("scatters", 0.01, ">", "word spread above 0.01 (cos below about 0.99)", scale=0.1),
     # B6, B9 (08): one spread minus another (same scale, 1 - cos): a ratio explodes where a spread is near 0
-    Cutoff("spreads_more", 0.0, ">", "the first spread minus the second is positive"),
+    Cutoff("spreads_more", 0.0, ">", "the first spread minus the second is positive", scale=0.1),
     # ---- notebook 10 ----
     # F4 (10): 04's threshold: a head's query gets more from position than from the word (ratio position/word > 1)
     Cutoff("position_over_word", 1.0, ">", "a head's query gets more from position than from the word"),
@@ -161,6 +183,8 @@ class Judgement:
             where = f"smallest margin {_signed(min(margins))}"
         else:  # no seed passes: by how little the nearest one misses (0: on the cut-off, not a pass)
             where = f"closest miss {_signed(max(margins))}"
+        if self.verdict == "borderline":
+            where += f", within {self.cutoff.near:.3g} of the cut-off"
         return f"{self.verdict} ({k}/{n} seeds pass {cut}; {where}, seed spread {self.spread:.3g})"
 
 
@@ -172,10 +196,11 @@ def _signed(margin: float) -> str:
 def judge(values: dict, cutoff: Cutoff) -> Judgement:
     """{seed: measured value} against a cut-off -> a Judgement.
 
-    "holds" / "false": every seed on the same side, and the smallest margin at least the seed-to-seed spread;
-    "borderline": every seed on the same side but some seed nearer to the cut-off than the seeds are to each other;
-    "seed-dependent": seeds on both sides.
-    Used in notebooks 04-10 wherever a verdict compares a number with a cut-off.
+    "seed-dependent": seeds on both sides of the cut-off;
+    "borderline": every seed on one side, but some seed within `cutoff.near` (NEAR x the measure's scale) of it,
+    a small effect; on the cut-off exactly is not a pass;
+    "holds" / "false": every seed on the same side, each by more than `cutoff.near`, however much the seeds differ.
+    Used in notebooks 02-09 wherever a verdict compares a number with a cut-off.
     """
     if not values:
         raise ValueError("judge needs at least one seed's value")
@@ -183,11 +208,9 @@ def judge(values: dict, cutoff: Cutoff) -> Judgement:
         raise TypeError(f"judge needs a Cutoff (see CUTOFFS); got {type(cutoff).__name__}")
     margins = {s: cutoff.margin(v) for s, v in values.items()}
     holds_on = tuple(s for s, m in margins.items() if m > 0)
-    vals = [float(v) for v in values.values()]
-    spread = max(vals) - min(vals)
     if 0 < len(holds_on) < len(values):
         verdict = "seed-dependent"
-    elif min(abs(m) for m in margins.values()) < spread:
+    elif min(abs(m) for m in margins.values()) < cutoff.near:
         verdict = "borderline"
     else:
         verdict = "holds" if holds_on else "false"
