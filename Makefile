@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 NB     ?= notebooks/*.ipynb
 
-.PHONY: install lab test test-portable lint test-fast nbval execute html bench models clean
+.PHONY: install lab test test-portable lint test-fast nbval execute html site bench models clean
 
 install: $(STAMP)
 
@@ -63,6 +63,13 @@ execute: install
 # into build/html/_static/; the npm files come from pinned tarballs fetched once (npm pack) into build/npm/.
 html: install
 	$(PY) tools/export_html.py --out build/html $(NB)
+
+# The course website (Sphinx + MyST-NB + sphinx-book-theme) from the committed notebooks, nothing executed, into
+# build/site/: sidebar in notebook order, previous/next, search, live client-side views, saved widgets, offline
+# (MathJax and the pinned npm files in build/site/_static/). Open build/site/index.html or
+# `python -m http.server -d build/site`.
+site: install
+	$(PY) tools/site.py --out build/site
 
 # Figures, not tests: training speed vs torch.nn.Transformer; notebook run times, widget re-render p95, make test.
 bench: install
