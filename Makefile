@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 NB     ?= notebooks/*.ipynb
 
-.PHONY: install lab test test-portable lint test-fast nbval execute html site bench models clean
+.PHONY: install lab test test-portable lint test-fast nbval execute html site bench models clean test-compat launch-links
 
 install: $(STAMP)
 
@@ -84,3 +84,30 @@ clean:
 # Retrain and save every standard course model and seed shipped in models/ (tests check the code reproduces them).
 models: install
 	$(PY) -m course_utils.training.zoo
+
+# A second PyTorch, kept working (manual, not in .ci/run): strict nbval over every notebook in its own venv with
+# torch $(COMPAT_TORCH) instead of the locked 2.13.0 and every other pin of requirements.lock unchanged. course_utils
+# goes in as a built package (not editable), so the run also proves the installed package finds its data and models.
+# 2.14.1 is a CUDA build (~6 GB; it runs on the CPU here). nbval prints the cells whose outputs differ, if any.
+COMPAT_TORCH ?= 2.14.1
+COMPAT_VENV  ?= .venv-compat
+COMPAT_PY    := $(COMPAT_VENV)/bin/python
+COMPAT_STAMP := $(COMPAT_VENV)/.installed-torch-$(COMPAT_TORCH)
+
+$(COMPAT_STAMP): requirements.txt requirements.lock
+	$(PYTHON) -m venv $(COMPAT_VENV)
+	$(COMPAT_PY) -m pip install --quiet --upgrade pip
+	grep -v '^torch==' requirements.txt > $(COMPAT_VENV)/requirements.txt
+	grep -v '^torch==' requirements.lock > $(COMPAT_VENV)/constraints.txt
+	$(COMPAT_PY) -m pip install --quiet torch==$(COMPAT_TORCH) -r $(COMPAT_VENV)/requirements.txt -c $(COMPAT_VENV)/constraints.txt
+	touch $@
+
+test-compat: $(COMPAT_STAMP)
+	$(COMPAT_PY) -m pip install --quiet --no-deps --force-reinstall .
+	$(COMPAT_PY) -P -c "import torch, course_utils; print('torch', torch.__version__, '- course_utils from', course_utils.__file__)"
+	$(COMPAT_PY) -m pytest $(NBVAL) -rf notebooks
+
+# Write the course's public address (REPO=owner/name, GitHub) into pyproject.toml [project.urls] and point the
+# README's and every notebook's Binder and Colab links, and the notebooks' setup cell, at it. REPO= (empty) removes them.
+launch-links:
+	$(PYTHON) tools/launch_links.py $(if $(filter undefined,$(origin REPO)),,--repo "$(REPO)")

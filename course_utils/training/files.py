@@ -1,12 +1,14 @@
-"""Save and load a trained course model without pickle.
+"""Save and load a trained course model as plain tensors and values.
 
-    save_course_model(result, "models/course_model_learned.pt")   # a TrainResult -> plain tensors and values
+    save_course_model(result, "course_model_learned.pt")           # a TrainResult -> plain tensors and values
     result = load_course_model(path)                               # the TrainResult back, model in eval mode
 
 A file holds the weights, both vocabularies, the model and training configs, the history and the snapshots
-(each Trace as a dict), and is read with torch.load(weights_only=True), never unpickling arbitrary objects.
+(each Trace as a dict). It is a torch.save archive, and torch.save writes pickle: the file is read back with
+torch.load(weights_only=True), whose restricted unpickler accepts only tensors and plain values (dicts, lists,
+strings, numbers), so loading a file cannot run arbitrary code; nothing course-specific is pickled.
 A file whose format version is not `course_utils.MODEL_FORMAT_VERSION` is refused (IncompatibleModelFileError).
-The shipped files in models/ are written and read through `training.zoo`.
+The shipped files in course_utils/models/ are written and read through `training.zoo`.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from course_utils.core.precision import course_precision
 from course_utils.trace.tracing import Trace
 from course_utils.training.train import TrainConfig, TrainResult
 
-# ---- save / load without pickle ----
+# ---- save (torch.save of plain values) / load (weights_only=True) ----
 
 
 def save_course_model(result: TrainResult, path) -> None:

@@ -6,7 +6,7 @@
 
 Same seed -> bit-identical weights on one machine (one thread, seeded init and shuffling); float64
 (`core.precision`) keeps two CPUs' weights within ~1e-11 of each other after 30 epochs.
-The standard models are trained by `training.zoo.course_model` and saved by `training.files` (no pickle).
+The standard models are trained by `training.zoo.course_model` and saved by `training.files` (a torch.save archive of plain values, loaded with weights_only=True).
 """
 
 from __future__ import annotations
