@@ -1,12 +1,14 @@
 """Exercise checkers, one module per notebook: nb01, nb02, nb03, nb04, nb05, nb06, nb07, nb08, nb09, nb10.
 
-Every checker returns True for a right answer and False for a wrong one, and prints one line of
-feedback; `tests/` checks that wrong answers are rejected. Three kinds of line, one vocabulary:
-`feedback` prints ✅ (right) or ❌ (wrong, with a hint); `not_answered` prints ✍ for an exercise the
-learner has not answered yet (the state the committed notebooks show), without giving the answer away.
-Three source readers serve the checkers that ask for code written a certain way: `python_loops` (no Python
-loop), `names_used` (not the course's own helper, by name) and `calls_to` (no call to a forbidden library, followed
-through aliases, local imports and the learner's own helper functions; `is_course_helper` forbids the course's own).
+Every checker returns True for a right answer and False for a wrong one, and prints one line of feedback:
+✅ (right), ❌ (wrong, with a hint) or ✍ (not answered yet: the state the committed notebooks show, without giving
+the answer away). `framework` holds the one way a checker is written: an `Exercise` spec (cases, reference, typical
+mistakes and their hints, names refused by one static check `uses`), `check_true_false`, `check_choice`, and the
+line printers `feedback` and `not_answered`; they are re-exported here.
+
+Older helpers, still used by the checkers of notebooks 06-10 until those move onto the framework: `no_function`,
+`learner_number`, `python_loops` (no Python loop; also notebook 02), `calls_course_helper`, `names_used`,
+`calls_to` and `is_course_helper`.
 """
 
 from __future__ import annotations
@@ -15,23 +17,16 @@ import ast
 import inspect
 import textwrap
 
-import numpy as np
-
-NOT_ANSWERED = "✍ Not answered yet: "  # the prefix of every unanswered line (checkers that return messages use it)
-
-
-def feedback(ok: bool, success: str, hint: str) -> bool:
-    """Print ✅ success or ❌ hint and return ok.
-    Used by every checker (notebooks 01-10, their exercises)."""
-    print(("✅ " + success) if ok else ("❌ Not yet: " + hint))
-    return bool(ok)
-
-
-def not_answered(what: str) -> bool:
-    """Print "✍ Not answered yet: " + what (what to do to answer) and return False.
-    Used by every checker (notebooks 01-10, their exercises)."""
-    print(NOT_ANSWERED + what)
-    return False
+from course_utils.exercises.framework import (  # noqa: F401 - re-exported: the checkers import them from here
+    NOT_ANSWERED,
+    NOT_YET,
+    Exercise,
+    Mistake,
+    check_choice,
+    check_true_false,
+    feedback,
+    not_answered,
+)
 
 
 def no_function(fn, not_yet: str, usage: str) -> bool:
@@ -59,16 +54,6 @@ def learner_number(fn, arg, not_yet: str, name: str = "your function", where: st
         return float(got)
     except (TypeError, ValueError):
         return feedback(False, "", f"return one number, not {type(got).__name__}.")
-
-
-def check_true_false(prediction, answer: bool, not_yet: str, wrong: str, right: str) -> bool:
-    """A True/False prediction: not answered (None), not a bool, wrong (prints `wrong`) or right (`right`).
-    Used by the prediction checkers of notebooks 01 and 02."""
-    if prediction is None:
-        return not_answered(not_yet)
-    if not isinstance(prediction, (bool, np.bool_)):
-        return feedback(False, "", "predict with True or False.")
-    return feedback(bool(prediction) == answer, right, wrong)
 
 
 _LOOPS = (ast.For, ast.While, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.AsyncFor)

@@ -1,0 +1,357 @@
+"""One checker framework for every exercise: an exercise is a short spec, `Exercise(...)`, and `spec.check(answer)`.
+
+A function exercise calls the learner's function and the reference on the same cases and compares the results
+(tolerance, shape, dtype); a value exercise compares one value with the reference. Either way the first thing
+that is not right gives ONE line, never a traceback:
+
+    ✍ Not answered yet: <todo>        None, a body that raises NotImplementedError, a function returning None
+    ❌ Not yet: <name> raised E: ...  (or on_error's hint), a wrong type, a wrong shape or dtype,
+    ❌ Not yet: <hint>                 the first listed Mistake the answer matches, else `otherwise`
+    ✅ <success>
+
+A complete small spec (the learner writes `my_double(x)`; the notebook calls `ex.check_double(my_double)`):
+
+    DOUBLE = Exercise(
+        name="my_double",
+        todo="write the body of my_double(x), then re-run this cell.",
+        success="my_double(x) = 2 x on every case.",
+        reference=lambda x: 2 * x,
+        cases=[("a vector", (torch.tensor([1.0, -2.0]),)), ("a matrix", (torch.ones(2, 3),))],
+        mistakes=(
+            Mistake("that is x squared; double it: 2 * x.", gives=lambda x: x * x),
+            Mistake("that is x + 2; double it: 2 * x.", gives=lambda x: x + 2),
+            Mistake("the result is all zeros.", when=lambda got, x: not got.any()),  # a predicate on the result
+        ),
+        forbid=("course_utils", "double_it"),  # names (or package roots) the learner's source may not use
+        forbid_hint="write it yourself with *.",
+    )
+
+    def check_double(fn) -> bool:
+        return DOUBLE.check(fn)
+
+A value exercise leaves out `cases` and gives the right value as `reference` (Mistake(gives=) is then a wrong
+value). A True/False prediction uses `check_true_false`, a multiple choice `check_choice`. A spec whose numbers
+come from the notebook (a measured row) is built inside the checker. Tests parametrize over `SPEC.mistakes`:
+`SPEC.check(learner(m.gives))` prints `m.hint` (`learner` hides a reference from the static check, as tests need).
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import inspect
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+NOT_ANSWERED = "✍ Not answered yet: "  # the prefix of every unanswered line
+NOT_YET = "❌ Not yet: "  # the prefix of every wrong answer's line
+WRONG_TYPE = (TypeError, ValueError, RuntimeError, IndexError, AttributeError)  # a converter refusing a result
+
+
+def feedback(ok: bool, success: str, hint: str) -> bool:
+    """Print ✅ success or ❌ hint and return ok.
+    Used by every checker (notebooks 01-10, their exercises)."""
+    print(("✅ " + success) if ok else (NOT_YET + hint))
+    return bool(ok)
+
+
+def not_answered(what: str) -> bool:
+    """Print "✍ Not answered yet: " + what (what to do to answer) and return False.
+    Used by every checker (notebooks 01-10, their exercises)."""
+    print(NOT_ANSWERED + what)
+    return False
+
+
+def short(x) -> str:
+    """A learner's value on one line: its type and repr, at most 60 characters of repr.
+    Used by the checkers of notebooks 01-10 (the wrong-type line)."""
+    text = " ".join(repr(x).split())
+    return f"{type(x).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
+
+
+def number(x) -> float:
+    """x as one finite float (a 0-d tensor or array too); TypeError for a string, a bool, several numbers, nan.
+    Used by the checkers of notebooks 01-10 (a number answer)."""
+    if isinstance(x, (str, bytes, bool, np.bool_)) or np.ndim(x) != 0:
+        raise TypeError("not one number")
+    value = float(x)
+    if not math.isfinite(value):
+        raise TypeError("not finite")
+    return value
+
+
+def whole(x) -> int:
+    """x as an int when it is one whole number (5, 5.0, a 0-d tensor); TypeError otherwise.
+    Used by the checkers of notebooks 02, 04 and 05 (a count)."""
+    value = number(x)
+    if not value.is_integer():
+        raise TypeError("not whole")
+    return int(value)
+
+
+def like(got, want):
+    """The learner's result converted to the reference's kind (tensor, array, bool, number, tuple); raises one of
+    WRONG_TYPE when it cannot be. Used by every Exercise (notebooks 01-10) unless its spec gives `convert`."""
+    if isinstance(want, torch.Tensor):
+        if isinstance(got, (str, bytes)):
+            raise TypeError("a string")
+        return (got if isinstance(got, torch.Tensor) else torch.as_tensor(got)).detach()
+    if isinstance(want, np.ndarray):
+        return np.asarray(got, dtype=want.dtype)
+    if isinstance(want, (bool, np.bool_)):
+        if not isinstance(got, (bool, np.bool_)):
+            raise TypeError("not a bool")
+        return bool(got)
+    if isinstance(want, (int, float, np.number)):
+        return number(got)
+    if isinstance(want, tuple):
+        if isinstance(got, (str, bytes)) or len(got) != len(want):
+            raise TypeError("not as many parts")
+        return tuple(like(g, w) for g, w in zip(got, want))
+    return got
+
+
+def wrong_shape(got, want) -> str | None:
+    """'has shape …; the answer has shape …' (or a dtype line) when a tensor or array result does not fit the reference.
+    Used by every Exercise (notebooks 01-10)."""
+    if not isinstance(want, (torch.Tensor, np.ndarray)):
+        return None
+    if tuple(got.shape) != tuple(want.shape):
+        return f"has shape {tuple(got.shape)}; the answer has shape {tuple(want.shape)}."
+    if isinstance(want, torch.Tensor) and got.dtype != want.dtype:
+        if not (got.dtype.is_floating_point and want.dtype.is_floating_point):
+            return f"has dtype {got.dtype}; the answer has dtype {want.dtype}."
+    return None
+
+
+def close(got, want, atol: float = 1e-6, rtol: float = 1e-5) -> bool:
+    """got equals want within atol + rtol·|want| (tensors, arrays, numbers, tuples of them); == for anything else.
+    Used by every Exercise (notebooks 01-10)."""
+    try:
+        if isinstance(want, torch.Tensor):
+            if not want.dtype.is_floating_point:
+                return torch.equal(got, want)
+            return torch.allclose(got.to(want.dtype), want, rtol=rtol, atol=atol)
+        if isinstance(want, np.ndarray):
+            return got.shape == want.shape and bool(np.allclose(got, want, rtol=rtol, atol=atol))
+        if isinstance(want, (float, np.floating)):
+            return abs(float(got) - want) <= atol + rtol * abs(want)
+        if isinstance(want, (tuple, list)) and not isinstance(got, str):
+            return len(got) == len(want) and all(close(g, w, atol, rtol) for g, w in zip(got, want))
+        return bool(got == want)
+    except WRONG_TYPE:  # a mistake's answer of another shape or kind
+        return False
+
+
+def uses(fn, forbid) -> str | None:
+    """The first name in fn's code that `forbid` refuses, as written ('masked_softmax', 'torch', 'norm (in
+    _my_norm)'), or None. A name is refused when it is in forbid, when its package root is ('course_utils' refuses
+    course_utils.core…), or when the function, class or module it names (fn's globals, closure, builtins) comes from
+    a forbidden package. The functions fn calls that were defined beside it (its own helpers) are read too.
+    fn itself may be the forbidden function (passed as it is). One static check: nothing is watched running.
+    Used by the exercises that are written without a helper (notebooks 01-10)."""
+    forbid = set(forbid)
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    if forbid and _refused(fn, getattr(fn, "__name__", ""), forbid):
+        return fn.__name__
+    seen = set()
+
+    def read(f, inside):
+        code = getattr(f, "__code__", None)
+        if code is None or code in seen:
+            return None
+        seen.add(code)
+        space = {**vars(builtins), **getattr(f, "__globals__", {})}
+        for name, cell in zip(code.co_freevars, getattr(f, "__closure__", None) or ()):
+            try:
+                space[name] = cell.cell_contents
+            except ValueError:  # an empty cell
+                pass
+        for name in _names(code):
+            obj = space.get(name)
+            if _refused(obj, name, forbid):
+                return name + (f" (in {inside})" if inside else "")
+            if inspect.isfunction(obj) and obj.__module__ == fn.__module__:
+                found = read(obj, obj.__name__)
+                if found:
+                    return found
+        return None
+
+    return read(fn, "") if forbid else None
+
+
+def _names(code) -> list[str]:
+    """The global, attribute, imported and free names of a code object and of the code nested in it (lambdas)."""
+    names = [*code.co_names, *code.co_freevars]
+    for const in code.co_consts:
+        if inspect.iscode(const):
+            names += _names(const)
+    return names
+
+
+def _refused(obj, name: str, forbid) -> bool:
+    if name in forbid or name.split(".")[0] in forbid:
+        return True
+    if not (inspect.isfunction(obj) or inspect.isclass(obj) or inspect.ismodule(obj) or inspect.isbuiltin(obj)):
+        return False
+    module = obj.__name__ if inspect.ismodule(obj) else getattr(obj, "__module__", None)
+    return isinstance(module, str) and module.split(".")[0] in forbid
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A typical mistake and its one-line hint: `gives` computes the wrong answer on the case's arguments (a value
+    exercise: the wrong value itself), or `when(got, *args)` is true for the learner's converted result.
+    Used by every Exercise (notebooks 01-10)."""
+
+    hint: str
+    gives: Any = None
+    when: Callable | None = None
+
+
+def learner(fn):
+    """fn as a callable object, with no code for `uses` to read: how tests hand a reference or a Mistake's `gives`
+    to a checker that refuses the course's code, to have its numbers judged. Used by the tests of notebooks 01-10."""
+    return _Learner(fn)
+
+
+class _Learner:
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, *args, **kwargs):
+        return self.fn(*args, **kwargs)
+
+
+def _call(f, args):
+    return f(*args)
+
+
+def _fresh(args) -> tuple:
+    """The case's arguments with every tensor cloned: nobody's in-place change reaches the next call."""
+    return tuple(a.clone() if isinstance(a, torch.Tensor) else a for a in args)
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """An exercise's spec (see the module docstring): `check(answer)` prints one line and returns True or False.
+    Used by the checkers of notebooks 01-10."""
+
+    todo: str  # the ✍ line: what to do to answer
+    success: str  # the ✅ line
+    reference: Any  # the right function (cases given) or the right value
+    cases: Any = None  # [(label, args), ...] or a function returning them; None: a value exercise
+    name: str = "your function"  # the learner's function as the notebook names it
+    mistakes: tuple = ()  # Mistake(...), in the order they are tried
+    otherwise: str = "not the right answer yet; compare with the exercise's text again."
+    returns: str = "the answer the exercise asks for"  # for the wrong-type line: 'one number', 'a (4, 4) tensor'
+    forbid: tuple = ()  # names and package roots refused by `uses`
+    forbid_hint: str = "write it yourself."
+    convert: Callable | None = None  # (got, want) -> comparable; raises WRONG_TYPE for a wrong type; default `like`
+    compare: Callable | None = None  # (got, want) -> bool; default `close` with atol, rtol
+    atol: float = 1e-6
+    rtol: float = 1e-5
+    run: Callable = _call  # run(f, args): how the learner's function (and the reference, the mistakes) is called
+    on_error: Callable | None = None  # (exception, args) -> a hint line for an error the learner's code raised
+
+    def check(self, answer) -> bool:
+        """Print one line for the learner's answer; True when it is right."""
+        line = self.judge(answer)
+        if line is None:
+            return feedback(True, self.success, "")
+        print(line)
+        return False
+
+    def judge(self, answer) -> str | None:
+        """None when the answer is right, else the line to print (✍ or ❌)."""
+        if answer is None:
+            return NOT_ANSWERED + self.todo
+        if self.cases is None:
+            return self.result_line(answer, self.reference, (), "", "")
+        if not callable(answer):
+            return NOT_YET + f"pass the function itself, {self.name} (no brackets), not {short(answer)}."
+        used = uses(answer, self.forbid)
+        if used:
+            return NOT_YET + f"{self.name} uses {used}: {self.forbid_hint}"
+        for label, args in self.cases() if callable(self.cases) else self.cases:
+            where = f"{self.name} ({label})" if label else self.name
+            want = self.run(self.reference, _fresh(args))
+            try:
+                got = self.run(answer, _fresh(args))
+            except NotImplementedError:
+                return NOT_ANSWERED + self.todo
+            except Exception as exc:  # the learner's code may raise anything: one line, never a traceback
+                hint = self.on_error(exc, args) if self.on_error else None
+                return NOT_YET + (hint or f"{where} raised {type(exc).__name__}: {exc}")
+            if got is None:
+                return NOT_ANSWERED + self.todo
+            line = self.result_line(got, want, args, label, where)
+            if line:
+                return line
+        return None
+
+    def result_line(self, got, want, args, label, where) -> str | None:
+        """None when got (the learner's result on args) is right, else its ❌ line: wrong type, shape or dtype,
+        the first mistake it matches, or `otherwise`."""
+        subject = f"{where} should return" if where else "give"
+        try:
+            got = (self.convert or like)(got, want)
+        except WRONG_TYPE:
+            return NOT_YET + f"{subject} {self.returns}; got {short(got)}."
+        shape = wrong_shape(got, want)
+        if shape:
+            return NOT_YET + f"{where or 'your answer'} {shape}"
+        if self.same(got, want):
+            return None
+        for mistake in self.mistakes:
+            if self.matches(mistake, got, want, args):
+                return NOT_YET + (f"{label}: " if label else "") + mistake.hint
+        return NOT_YET + (f"{where}: " if where else "") + self.otherwise
+
+    def same(self, got, want) -> bool:
+        """The spec's comparison: `compare`, else `close` within atol and rtol."""
+        return self.compare(got, want) if self.compare else close(got, want, self.atol, self.rtol)
+
+    def matches(self, mistake: Mistake, got, want, args) -> bool:
+        """Does the converted result match this mistake on these arguments? A mistake that cannot run here does not."""
+        try:
+            if mistake.when is not None:
+                return bool(mistake.when(got, *args))
+            wrong = self.run(mistake.gives, _fresh(args)) if self.cases is not None else mistake.gives
+            wrong = (self.convert or like)(wrong, want)
+            return not self.same(wrong, want) and self.same(got, wrong)
+        except Exception:  # noqa: BLE001 - a mistake's recipe that does not fit these inputs
+            return False
+
+
+def check_true_false(prediction, answer: bool, not_yet: str, wrong: str, right: str) -> bool:
+    """A True/False prediction: not answered (None), not a bool, wrong (prints `wrong`) or right (`right`).
+    Used by the prediction checkers of notebooks 01, 02 and 04."""
+    if prediction is None:
+        return not_answered(not_yet)
+    if not isinstance(prediction, (bool, np.bool_)):
+        return feedback(False, "", f"predict with True or False; got {short(prediction)}.")
+    return feedback(bool(prediction) == answer, right, wrong)
+
+
+def check_choice(answer, choices, right, *, todo: str, success: str, hints=None, otherwise: str = "") -> bool:
+    """A multiple-choice answer (a prediction): None, '', '?' or ... is not answered; a string is compared with the
+    choices ignoring case, spaces and hyphens ('Torch default' is 'torch_default'); hints: {wrong choice: line}.
+    Used by the prediction checkers of notebooks 03 and 05."""
+    if answer is None or answer is Ellipsis or (isinstance(answer, str) and answer.strip() in ("", "?")):
+        return not_answered(todo)
+    by_key = {_key(c): c for c in choices}
+    if not isinstance(answer, str) or _key(answer) not in by_key:
+        return feedback(False, "", f"answer one of {', '.join(map(repr, choices))}; got {short(answer)}.")
+    chosen = by_key[_key(answer)]
+    return feedback(chosen == right, success, (hints or {}).get(chosen, otherwise))
+
+
+def _key(text: str) -> str:
+    return text.strip().lower().replace(" ", "_").replace("-", "_")
