@@ -11,6 +11,7 @@ see docs/site/conf.py. Prints the build time.
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import shutil
 import subprocess
@@ -43,6 +44,7 @@ def _relink(text: str) -> str:
         path, _, anchor = target.partition("#")
         name = aliases.get(Path(path).name, Path(path).name)
         if name in names:
+            anchor = "" if name in aliases.values() else anchor  # README's part is a page of its own
             return f"[{label}]({name}{'#' + anchor if anchor else ''})"
         return label
 
@@ -65,8 +67,13 @@ def layout(src: Path) -> Path:
     """Write the site's sources into `src` (emptied first)."""
     shutil.rmtree(src, ignore_errors=True)
     src.mkdir(parents=True)
-    for nb in NOTEBOOKS:
-        shutil.copy2(nb, src / nb.name)
+    for nb in NOTEBOOKS:  # a copy whose markdown links name the site's pages (the repository's stay as they are)
+        notebook = json.loads(nb.read_text(encoding="utf-8"))
+        for cell in notebook["cells"]:
+            if cell["cell_type"] == "markdown":
+                text = "".join(cell["source"])
+                cell["source"] = _relink(text) if LINK.search(text) else cell["source"]
+        (src / nb.name).write_text(json.dumps(notebook, ensure_ascii=False), encoding="utf-8")
     index = (CONF / "index.md").read_text(encoding="utf-8")
     (src / "index.md").write_text(index.replace("NOTEBOOKS", "\n".join(nb.stem for nb in NOTEBOOKS)), "utf-8")
     for page, (source, start) in PAGES.items():

@@ -61,3 +61,5 @@ html_theme_options = {
     "navigation_with_keys": False,
     "show_prev_next": True,
 }
+# the theme's colour mode, set (left empty, the theme logs "Got invalid theme mode" as a console error)
+html_context = {"default_mode": "light"}
