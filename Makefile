@@ -81,7 +81,7 @@ bench: install
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
 
-# Retrain and save every standard course model and seed shipped in models/ (tests check the code reproduces them).
+# Retrain and save every standard course model and seed shipped in course_utils/models/ (tests check the code reproduces them).
 models: install
 	$(PY) -m course_utils.training.zoo
 

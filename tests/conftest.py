@@ -131,7 +131,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 
 @pytest.fixture(scope="session")
 def shipped_model():
-    """The shipped standard model (models/course_model_learned.pt), as the notebooks load it."""
+    """The shipped standard model (course_utils/models/course_model_learned.pt), as the notebooks load it."""
     return load_standard_model().model
 
 

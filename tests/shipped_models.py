@@ -34,7 +34,7 @@ def chaotic_atol(name, seed):
 
 
 def check_reproduces_shipped_model(name, seed, request):
-    """Retrain (name, seed) and compare it with its file in models/ (see tests/test_shipped_models.py)."""
+    """Retrain (name, seed) and compare it with its file in course_utils/models/ (see tests/test_shipped_models.py)."""
     shipped = load_standard_model(name, seed)
     # learned seed 0 is the session's `course` fixture (trained once per test process), the others train here
     fresh = request.getfixturevalue("course") if (name, seed) == ("learned", 0) else course_model(name, seed)

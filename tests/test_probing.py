@@ -356,7 +356,7 @@ def test_seed_counterparts_table(pairs):
 def test_five_sentence_traces_match_the_snapshot(models):
     traced, snap = five_sentence_traces(models["learned"]), five_sentences()
     assert [t.tgt_tokens for t in traced] == [t.tgt_tokens for t in snap]
-    for x, y in zip(traced, snap):  # traced now vs stored in models/ (maybe on another CPU): never bit for bit
+    for x, y in zip(traced, snap):  # traced now vs stored in course_utils/models/ (maybe on another CPU): never bit for bit
         assert close_to_stored(x.tensors, y.tensors)
 
 

@@ -1,4 +1,4 @@
-"""The model files in models/ are what the code produces: retrain each and compare.
+"""The model files in course_utils/models/ are what the code produces: retrain each and compare.
 
 Notebooks load these files (identical bits on every machine, instant). Retraining on any CPU must
 reproduce them: same history, same translations, same snapshot tokens, and weights and snapshots equal

@@ -20,7 +20,7 @@ SHORT = TrainConfig(epochs=3, snapshot_epochs=(1, 3))
 
 
 def probe_file() -> list[dict]:
-    """data/probes.tsv read directly (not through course_utils)."""
+    """course_utils/data/probes.tsv read directly (not through course_utils)."""
     with open(data_dir() / "probes.tsv", encoding="utf-8", newline="") as f:
         return list(csv.DictReader(f, delimiter="\t"))
 

@@ -105,7 +105,7 @@ def test_notebook_loop_without_ignore_index_differs(loop_source, two_epochs):
 
 
 def test_thirty_epochs_of_the_notebook_loop_give_the_shipped_model(loop_source):
-    """The notebook says: EPOCHS = 30 trains the full course model, the one shipped in models/."""
+    """The notebook says: EPOCHS = 30 trains the full course model, the one shipped in course_utils/models/."""
     fresh = run_loop(loop_source, epochs=30)["model"].state_dict()
     shipped = load_standard_model().model.state_dict()
     assert fresh.keys() == shipped.keys()
