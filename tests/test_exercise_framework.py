@@ -132,7 +132,7 @@ RULES = [
         "helper named",
         lambda x: double_it(x),
         "my_double uses double_it: write it yourself",
-        ("_refused", 'if name in forbid or name.split(".")[0] in forbid:', "if False:"),
+        ("_refused", 'if name in forbid or name.split(".")[0] in forbid or named in forbid:', "if False:"),
     ),
     (
         "course code under any name",
@@ -282,3 +282,32 @@ def test_choice_broken_copy(monkeypatch, capsys):
     _break(monkeypatch, "_key", 'return text.strip().lower().replace(" ", "_").replace("-", "_")', "return text")
     framework.check_choice(" Up ", ("up", "down"), "up", todo="pick", success="yes")
     assert "✅" not in capsys.readouterr().out
+
+
+_double_alias = double_it  # the refused helper under another name
+
+
+def _looping_helper(x):
+    return torch.stack([2 * v for v in x])
+
+
+def test_an_alias_and_a_python_loop_are_refused(monkeypatch):
+    """A refused name under an alias is refused; "for" in forbid refuses a for, a while, a comprehension, also in the
+    learner's own helper; code without a loop passes. Each rule's broken copy lets its answer through."""
+
+    def loops(x):
+        out = x.clone()
+        i = 0
+        while i < len(x):
+            out[i] = 2 * x[i]
+            i += 1
+        return out
+
+    forbid = ("double_it", "for")
+    assert uses(lambda x: _double_alias(x), forbid) == "_double_alias"
+    assert uses(loops, forbid) == "a Python loop"
+    assert uses(lambda x: _looping_helper(x), forbid) == "a Python loop (in _looping_helper)"
+    assert uses(lambda x: 2 * x, forbid) is None and uses(loops, ("double_it",)) is None
+    _break(monkeypatch, "_refused", " or named in forbid:", ":")
+    _break(monkeypatch, "_loops", 'i.opname == "FOR_ITER" or "BACKWARD" in i.opname', "False")
+    assert uses(lambda x: _double_alias(x), forbid) is None and uses(loops, forbid) is None

@@ -38,6 +38,7 @@ come from the notebook (a measured row) is built inside the checker. Tests param
 from __future__ import annotations
 
 import builtins
+import dis
 import functools
 import inspect
 import math
@@ -151,8 +152,10 @@ def close(got, want, atol: float = 1e-6, rtol: float = 1e-5) -> bool:
 def uses(fn, forbid) -> str | None:
     """The first name in fn's code that `forbid` refuses, as written ('masked_softmax', 'torch', 'norm (in
     _my_norm)'), or None. A name is refused when it is in forbid, when its package root is ('course_utils' refuses
-    course_utils.core…), or when the function, class or module it names (fn's globals, closure, builtins) comes from
-    a forbidden package. The functions fn calls that were defined beside it (its own helpers) are read too.
+    course_utils.core…), when the function or class it names is a forbidden name under an alias, or when the
+    function, class or module it names (fn's globals, closure, builtins) comes from a forbidden package. "for" in
+    forbid refuses a Python loop (for, while, a comprehension): 'a Python loop'. The functions fn calls that were
+    defined beside it (its own helpers) are read too.
     fn itself may be the forbidden function (passed as it is). One static check: nothing is watched running.
     Used by the exercises that are written without a helper (notebooks 01-10)."""
     forbid = set(forbid)
@@ -167,6 +170,8 @@ def uses(fn, forbid) -> str | None:
         if code is None or code in seen:
             return None
         seen.add(code)
+        if "for" in forbid and _loops(code):
+            return "a Python loop" + (f" (in {inside})" if inside else "")
         space = {**vars(builtins), **getattr(f, "__globals__", {})}
         for name, cell in zip(code.co_freevars, getattr(f, "__closure__", None) or ()):
             try:
@@ -195,8 +200,16 @@ def _names(code) -> list[str]:
     return names
 
 
+def _loops(code) -> bool:
+    """Does the code object (or code nested in it: a comprehension, a lambda) loop: a backward jump or FOR_ITER?"""
+    if any(i.opname == "FOR_ITER" or "BACKWARD" in i.opname for i in dis.get_instructions(code)):
+        return True
+    return any(_loops(c) for c in code.co_consts if inspect.iscode(c))
+
+
 def _refused(obj, name: str, forbid) -> bool:
-    if name in forbid or name.split(".")[0] in forbid:
+    named = getattr(obj, "__name__", None) if inspect.isfunction(obj) or inspect.isbuiltin(obj) else None
+    if name in forbid or name.split(".")[0] in forbid or named in forbid:  # named: a refused name under an alias
         return True
     if not (inspect.isfunction(obj) or inspect.isclass(obj) or inspect.ismodule(obj) or inspect.isbuiltin(obj)):
         return False
