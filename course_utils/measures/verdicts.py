@@ -4,6 +4,8 @@
     judge({0: 0.45, 1: 1.4, 3: 0.01}, cut)         # a Judgement: holds on 2/3 seeds, each seed's margin, borderline?
     beside_baseline(trained, untrained)            # a per-seed table: trained, untrained (same init, 0 epochs), gain
     BY_CONSTRUCTION                                 # the verdict word for a fact that holds for any weights of a shape
+    seed_verdict({0: True, 1: True, 2: False})      # "seed-dependent (holds on 2/3 seeds: 0, 1)"
+    seed_range([0.78, 0.86, 0.81])                  # "0.78–0.86"
 
 A verdict about a trained model says how far each seed is from the cut-off (its margin). "Borderline" means weak: every
 seed falls on one side, but some seed is within NEAR (a twentieth) of the measure's own scale of the cut-off, so
@@ -71,7 +73,8 @@ SOFT_HARD = 0.95
 
 CUTOFFS: dict[str, Cutoff] = _cutoffs(
     # ---- every notebook that calls attention soft or a hard pick (03, 05, 09, 10) ----
-    Cutoff("hard_pick", SOFT_HARD, ">", f"the largest weight of an attention row is above {SOFT_HARD}: a hard pick"),
+    # a hard pick has only the room between SOFT_HARD and 1 to clear the cut-off: that room is its scale
+    Cutoff("hard_pick", SOFT_HARD, ">", f"the largest row weight is above {SOFT_HARD}: a hard pick", 1 - SOFT_HARD),
     Cutoff("soft", SOFT_HARD, "<", f"the largest weight of an attention row is below {SOFT_HARD}: soft, a blend"),
     # ---- notebooks 02, 03 ----
     # 02 §2: do the words' queries end up more alike than a baseline (the inputs, the untrained W^Q)? any growth counts
@@ -84,7 +87,8 @@ CUTOFFS: dict[str, Cutoff] = _cutoffs(
     ),  # a count of a sentence's ~6 queries
     # ---- notebooks 04, 09 ----
     # B2 (04): training keeps a matrix's strong directions (a tenth: more would be a visible squeeze)
-    Cutoff("strong_directions_lost", 0.1, "<", "training squeezes under a tenth of a matrix's strong directions"),
+    # a share lost can clear the cut-off only by the room between 0 and 0.1: that room is its scale
+    Cutoff("strong_directions_lost", 0.1, "<", "training squeezes under a tenth of a matrix's strong directions", 0.1),
     # F5 (04, 09), F1 (09): "slightly" vs "clearly" different: a fifth of the attention weight placed differently
     Cutoff("heads_differ", 0.2, ">", "the two heads place more than a fifth of their weight differently"),
     # F5 (04, 09), F1 (09): "different because of training": more different than the same init, 0 epochs
@@ -107,9 +111,8 @@ CUTOFFS: dict[str, Cutoff] = _cutoffs(
     Cutoff("heads_gain", 0.0, ">", "the 2-head model translates more pairs exactly than the 1-head model"),
     # ---- notebooks 05, 07 ----
     # 05 B10: "combines freely what varies": no unseen subject-object combination wrong (a count of 24; 0 passes)
-    Cutoff(
-        "unseen_combinations_wrong", 0.5, "<", "no held-out subject-object combination translated wrongly", scale=24
-    ),
+    # a count of wrong pairs: its step is one pair, and the cut-off sits half a step above zero (scale 1)
+    Cutoff("unseen_combinations_wrong", 0.5, "<", "no held-out subject-object combination translated wrongly"),
     # 05 B10: "treats what never varies as a rule": more than half of the 22 never-seen verb-object pairs rewritten
     Cutoff(
         "never_seen_rewritten", 11, ">", "more than half of the 22 never-seen verb-object pairs rewritten", scale=22
@@ -227,3 +230,32 @@ def beside_baseline(trained: dict, baseline: dict, name: str = "value", baseline
     df["difference"] = df[name] - df[baseline_name]
     df.index.name = "seed"
     return df
+
+
+# ---- verdicts across seeds: a claim about a trained model holds only if it holds on every shipped seed ----
+
+
+def seed_verdict(holds: dict[int, bool], what: str = "holds") -> str:
+    """{seed: does the claim hold on that seed} -> "holds (5/5 seeds)", "false (5/5 seeds)" or
+    "seed-dependent (holds on 3/5 seeds: 0, 1, 3)". `what` names the positive reading ("holds only weakly", ...).
+
+    Used in notebooks 02-09 for every verdict over the five seeds (first in 02 §2).
+    """
+    if not holds:
+        raise ValueError("seed_verdict needs at least one seed")
+    n, k = len(holds), sum(bool(v) for v in holds.values())
+    if k == n:
+        return f"{what} ({n}/{n} seeds)"
+    if k == 0:
+        return f"false ({n}/{n} seeds)"
+    return f"seed-dependent ({what} on {k}/{n} seeds: {', '.join(str(s) for s, v in holds.items() if v)})"
+
+
+def seed_range(values, decimals: int = 2) -> str:
+    """A spread over seeds as text: [0.78, 0.86, 0.81] -> "0.78–0.86" (one number if they all round alike).
+
+    Used in notebooks 03-09 wherever a number is quoted over the five seeds (first in 03's Evidence part).
+    """
+    vals = [float(v) for v in (values.values() if isinstance(values, dict) else values)]
+    lo, hi = f"{min(vals):.{decimals}f}", f"{max(vals):.{decimals}f}"
+    return lo if lo == hi else f"{lo}–{hi}"
