@@ -13,3 +13,7 @@ diagrams    the four schematics drawn in code
 widgets     thin ipywidgets wrappers that show a message instead of a traceback
 clientside  views switched in the browser with no kernel, one file per view
 """
+
+from course_utils.views.style import install_alt_hook
+
+install_alt_hook()  # in IPython: every figure output carries its alt text (style.describe) in its metadata

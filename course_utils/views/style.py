@@ -87,3 +87,72 @@ def as_numpy(x) -> np.ndarray:
     Used by views.heatmaps for every heatmap (notebooks 01-05, 09, 10).
     """
     return x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else np.asarray(x)
+
+
+def describe(fig, sentence: str):
+    """Give `fig` its alt text: one sentence saying what it shows (what is plotted, the axes, which sentence,
+    layer or head). The inline backend's figure output then carries it as `{"alt": sentence}` in its metadata,
+    which the course website puts on the <img> (docs/site/_ext/course_site.py). Returns the figure.
+
+    Used in notebooks 01-10 (their hand-drawn figures; the figure functions of views fall back to their titles).
+    """
+    fig._course_alt = " ".join(str(sentence).split())
+    return fig
+
+
+def alt_text(fig) -> str:
+    """The figure's alt text: its `describe` sentence, else its suptitle, else its axes' titles; "" if none.
+
+    Used in notebooks 01-10 (every figure output's alt text, through install_alt_hook).
+    """
+    said = getattr(fig, "_course_alt", "")
+    if said:
+        return said
+    title = fig._suptitle.get_text() if getattr(fig, "_suptitle", None) is not None else ""
+    titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
+    text = title or "; ".join(titles)
+    return f"A figure: {' '.join(text.split())}." if text else ""
+
+
+def with_alt(format_png):
+    """A figure formatter that returns the PNG with {"alt": alt_text(fig)} as its metadata.
+
+    Used in notebooks 01-10 (through install_alt_hook).
+    """
+    if getattr(format_png, "_course_alt", False):
+        return format_png
+
+    def formatter(fig):
+        data = format_png(fig)
+        alt = alt_text(fig)
+        return (data, {"alt": alt}) if alt and data is not None else data
+
+    formatter._course_alt = True
+    return formatter
+
+
+def install_alt_hook() -> None:
+    """In IPython, wrap the PNG formatter of matplotlib figures so that each figure output carries its alt text
+    in its metadata; re-wrapped before each cell (`%config InlineBackend.figure_format` replaces it). Does nothing
+    outside IPython. Called once when course_utils.views is imported.
+
+    Used in notebooks 01-10 (installed when they import course_utils.views).
+    """
+    try:
+        from IPython import get_ipython  # noqa: PLC0415
+    except ImportError:
+        return
+    ip = get_ipython()
+    if ip is None or getattr(ip, "_course_alt_hook", False):
+        return
+    from matplotlib.figure import Figure  # noqa: PLC0415
+
+    def ensure(*_):
+        png = ip.display_formatter.formatters["image/png"]
+        current = png.lookup_by_type(Figure) if Figure in png.type_printers else None
+        if current is not None:
+            png.for_type(Figure, with_alt(current))
+
+    ensure()
+    ip.events.register("pre_run_cell", ensure)
+    ip._course_alt_hook = True
