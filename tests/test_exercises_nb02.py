@@ -14,14 +14,8 @@ from notebook_cells import solution_blocks  # tests/ is on sys.path under pytest
 
 from course_utils.core.errors import UnknownWordError
 from course_utils.core.toys import TOY_VOCAB, TOY_WQ, one_hot
-from course_utils.exercises import NOT_ANSWERED
-from course_utils.exercises.nb02 import (
-    check_cross_rows,
-    check_qkv_by_hand,
-    check_qkv_layers,
-    check_same_q_prediction,
-    check_toy_query,
-)
+from course_utils.exercises import NOT_ANSWERED, NOT_YET, nb02
+from course_utils.exercises.framework import learner
 from course_utils.measures.qkv import places_table, qkv_of_sentence, word_qkv
 from course_utils.measures.weight_maps import head_banks, query_bank
 from course_utils.trace.tracing import run_with_trace
@@ -34,7 +28,7 @@ def model():
     return load_standard_model().model
 
 
-# ---- exercise 1: three layers, and one of them by hand ----
+# ---- the exercise specs: right answers pass, each listed mistake gets its hint, unanswered gets ✍ ----
 
 
 def _solution_layers(d_model):
@@ -45,17 +39,10 @@ def _solution_project(X, layer):
     return X @ layer.weight.T + layer.bias
 
 
-def _unanswered(*args):
-    raise NotImplementedError
-
-
-def test_qkv_layers_solution_and_the_course_models_layers(model):
-    assert check_qkv_layers(_solution_layers)
-    attn = model.encoder[0].self_attn
-    assert check_qkv_layers(lambda d: (attn.w_q, attn.w_k, attn.w_v) if d == 64 else _solution_layers(d))
-    from course_utils.core.attention import MultiHeadAttention
-
-    assert check_qkv_layers(lambda d: (lambda m: (m.w_q, m.w_k, m.w_v))(MultiHeadAttention(d, 2)))  # the course's own
+def _honest_with_a_name_like_the_shortcut(X, linear):  # a parameter or variable may be called anything
+    weight, bias = linear.weight, linear.bias
+    layer = X @ weight.t()
+    return layer + bias
 
 
 def _shared(d):
@@ -67,133 +54,56 @@ def _same_start(d):
     torch.manual_seed(0)
     a = torch.nn.Linear(d, d)
     torch.manual_seed(0)
-    b = torch.nn.Linear(d, d)
-    return a, b, torch.nn.Linear(d, d)
+    return a, torch.nn.Linear(d, d), torch.nn.Linear(d, 5)
 
 
-@pytest.mark.parametrize(
-    "make, hint",
-    [
-        (None, NOT_ANSWERED),
-        (_unanswered, NOT_ANSWERED),
-        (_shared, "one layer used three times"),
+LAYER_MISTAKES = [  # one learner's function per row of nb02.QKV_LAYERS.mistakes
+    _shared,
+    lambda d: tuple(torch.nn.Linear(64, 64) for _ in range(3)),
+    lambda d: tuple(torch.nn.Linear(d, d, bias=False) for _ in range(3)),
+    lambda d: _same_start(d)[:2] + (torch.nn.Linear(d, d),),
+]
+
+
+def test_qkv_layers(model, capsys):
+    attn = model.encoder[0].self_attn
+    assert nb02.check_qkv_layers(_solution_layers)
+    assert nb02.check_qkv_layers(lambda d: (attn.w_q, attn.w_k, attn.w_v) if d == 64 else _solution_layers(d))
+    for make, mistake in zip(LAYER_MISTAKES, nb02.QKV_LAYERS.mistakes, strict=True):
+        assert not nb02.check_qkv_layers(make) and mistake.hint in capsys.readouterr().out
+    for returned in ((torch.nn.Linear(4, 4),) * 2, tuple(torch.randn(4, 4) for _ in range(3)), "Q, K, V"):
+        assert not nb02.check_qkv_layers(lambda d, r=returned: r)
+        assert "should return three torch.nn.Linear" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("mistake", nb02.BY_HAND.mistakes, ids=lambda m: m.hint[:30])
+def test_qkv_by_hand_names_each_mistake(mistake, capsys):
+    assert not nb02.check_qkv_by_hand(learner(mistake.gives))
+    assert mistake.hint in capsys.readouterr().out
+
+
+def test_qkv_by_hand(capsys):
+    assert nb02.check_qkv_by_hand(_solution_project)
+    assert nb02.check_qkv_by_hand(_honest_with_a_name_like_the_shortcut)
+    assert nb02.check_qkv_by_hand(lambda X, layer: torch.addmm(layer.bias, X, layer.weight.t()))
+    capsys.readouterr()
+    for project, said in [
         (
-            lambda d: (torch.nn.Linear(64, 64),) * 1 + (torch.nn.Linear(64, 64), torch.nn.Linear(64, 64)),
-            "not a fixed number",
+            lambda X, layer: X @ layer.weight + layer.bias if layer.out_features == 3 else _solution_project(X, layer),
+            "weight.T",
         ),
-        (lambda d: (torch.nn.Linear(d, d // 2), torch.nn.Linear(d, d // 2), torch.nn.Linear(d, d // 2)), "reads"),
-        (lambda d: tuple(torch.nn.Linear(d, d, bias=False) for _ in range(3)), "bias"),
-        (lambda d: (torch.nn.Linear(d, d), torch.nn.Linear(d, d)), "three layers"),
-        (lambda d: tuple(torch.randn(d, d) for _ in range(3)), "torch.nn.Linear"),
-        (_same_start, "same weights"),
-        (lambda d: 1 / 0, "ZeroDivisionError"),
-    ],
-)
-def test_qkv_layers_rejects_typical_mistakes(make, hint, capsys):
-    assert not check_qkv_layers(make)
-    out = capsys.readouterr().out
-    assert out.startswith(NOT_ANSWERED if hint == NOT_ANSWERED else "❌ Not yet: ") and hint in out
-
-
-def test_qkv_by_hand_solution():
-    assert check_qkv_by_hand(_solution_project)
-    assert check_qkv_by_hand(lambda X, layer: torch.addmm(layer.bias, X, layer.weight.t()))
-
-
-@pytest.mark.parametrize(
-    "project, hint",
-    [
-        (None, NOT_ANSWERED),
-        (_unanswered, NOT_ANSWERED),
-        (lambda X, layer: X @ layer.weight + layer.bias, "X @ layer.weight.T"),  # the transposed-weight mistake
-        (lambda X, layer: X @ layer.weight.T, "bias"),
-        (lambda X, layer: (X @ layer.weight.T + layer.bias).T, "result is"),
-        (lambda X, layer: X @ layer.weight.T - layer.bias, "compare with layer(X)"),
-        (lambda X, layer: "q", "return a tensor"),
-    ],
-)
-def test_qkv_by_hand_rejects_typical_mistakes(project, hint, capsys):
-    assert not check_qkv_by_hand(project)
-    out = capsys.readouterr().out
-    assert out.startswith(NOT_ANSWERED if hint == NOT_ANSWERED else "❌ Not yet: ") and hint in out
-
-
-def test_transposed_weight_fails_on_a_non_square_layer_too(capsys):
-    """Only the 4 -> 3 layer can catch X @ weight (no .T) by its shape; the hint says why."""
-    calls = []
-
-    def project(X, layer):
-        calls.append(layer.out_features)
-        return _solution_project(X, layer) if layer.out_features == 4 else X @ layer.weight + layer.bias
-
-    assert not check_qkv_by_hand(project) and calls == [4, 3]
-    assert "weight.T" in capsys.readouterr().out
-
-
-# ---- exercise 1b is by hand: the layer itself, F.linear and Python loops are refused ----
-
-
-def _calls_the_layer(X, layer):
-    return layer(X)
-
-
-def _calls_forward(X, layer):
-    return layer.forward(X)
-
-
-def _calls_the_class_forward(X, layer):
-    return torch.nn.Linear.forward(layer, X)
-
-
-def _calls_f_linear(X, layer):
-    return torch.nn.functional.linear(X, layer.weight, layer.bias)
-
-
-def _loops_over_rows(X, layer):
-    return torch.stack([layer.weight @ x + layer.bias for x in X])
-
-
-@pytest.mark.parametrize(
-    "project, said",
-    [
-        (_calls_the_layer, "my_project calls the layer itself"),
-        (_calls_forward, "my_project calls the layer itself"),
-        (_calls_the_class_forward, "F.linear (or the layer's forward)"),
-        (_calls_f_linear, "F.linear (or the layer's forward)"),
-        (torch.nn.functional.linear, "F.linear (or the layer's forward)"),
-        (_loops_over_rows, "my_project has a Python comprehension"),
-    ],
-)
-def test_qkv_by_hand_refuses_the_layer_doing_the_work(project, said, capsys):
-    assert not check_qkv_by_hand(project)
-    out = capsys.readouterr().out
-    assert out.startswith("❌ Not yet: " + said) and out.count("\n") == 1, out
-    assert "by hand from layer.weight and layer.bias" in out or "one matrix product" in out
-
-
-def _honest_with_a_name_like_the_shortcut(X, linear):  # a parameter or variable may be called anything
-    weight, bias = linear.weight, linear.bias
-    layer = X @ weight.t()
-    return layer + bias
-
-
-def test_qkv_by_hand_still_accepts_honest_solutions():
-    assert check_qkv_by_hand(_solution_project) and check_qkv_by_hand(_honest_with_a_name_like_the_shortcut)
-
-
-@pytest.mark.parametrize("wrong", [3, "X @ W", [1.0, 2.0], {"w": 1}])
-def test_every_checker_answers_a_wrong_type_with_one_line(wrong, capsys):
-    checks = [
-        lambda: check_qkv_layers(wrong),
-        lambda: check_qkv_by_hand(wrong),
-        lambda: check_same_q_prediction(wrong),
-        lambda: check_toy_query(wrong),
-        lambda: check_cross_rows(wrong, wrong),
-    ]
-    for check in checks:
-        assert check() is False
+        (lambda X, layer: (X @ layer.weight.T + layer.bias).T, "has shape (4, 3)"),
+        (lambda X, layer: layer(X), "my_project calls the layer itself"),
+        (lambda X, layer: layer.forward(X), "my_project uses forward: F.linear (or the layer's forward)"),
+        (lambda X, layer: torch.nn.Linear.forward(layer, X), "my_project uses forward"),
+        (lambda X, layer: torch.nn.functional.linear(X, layer.weight, layer.bias), "my_project uses linear"),
+        (torch.nn.functional.linear, "my_project uses linear"),
+        (lambda X, layer: torch.stack([layer.weight @ x + layer.bias for x in X]), "Python comprehension"),
+        (lambda X, layer: "q", "should return a tensor"),
+    ]:
+        assert not nb02.check_qkv_by_hand(project)
         out = capsys.readouterr().out
-        assert out.startswith("❌ Not yet: ") and out.count("\n") == 1, out
+        assert out.startswith(NOT_YET) and said in out and out.count("\n") == 1, out
 
 
 def test_same_q_prediction(model, capsys):
@@ -201,80 +111,63 @@ def test_same_q_prediction(model, capsys):
 
     a, b = (layer_input(model, s)[0][3] for s in ("we want to eat apple", "we want to eat bread"))
     truth = torch.equal(model.encoder[0].self_attn.w_q(a), model.encoder[0].self_attn.w_q(b))
-    assert truth is True and check_same_q_prediction(truth)
-    assert not check_same_q_prediction(False) and "one row at a time" in capsys.readouterr().out
-    assert not check_same_q_prediction(None) and NOT_ANSWERED in capsys.readouterr().out
-    assert not check_same_q_prediction("same") and "True or False" in capsys.readouterr().out
+    assert truth is True and nb02.check_same_q_prediction(truth)
+    assert not nb02.check_same_q_prediction(False) and "one row at a time" in capsys.readouterr().out
 
 
-# ---- exercise 2: a mixed one-hot query ----
-
-
-def test_toy_query_solution():
+def test_toy_query(capsys):
     answer = 0.25 * TOY_WQ[0] + 0.75 * TOY_WQ[2]
     assert torch.equal(answer, (0.25 * one_hot("eat") + 0.75 * one_hot("read")) @ TOY_WQ)
-    assert check_toy_query(answer)
-    assert check_toy_query([2.5, 0.0, 0.5])
+    assert nb02.check_toy_query(answer) and nb02.check_toy_query([2.5, 0.0, 0.5])
+    assert not nb02.check_toy_query(TOY_WQ[2]) and nb02.TOY_QUERY.mistakes[0].hint in capsys.readouterr().out
+    for wrong in (0.75 * TOY_WQ[0] + 0.25 * TOY_WQ[2], [2.5, 0.0]):
+        assert not nb02.check_toy_query(wrong)
 
 
-@pytest.mark.parametrize("wrong", [TOY_WQ[2], 0.75 * TOY_WQ[0] + 0.25 * TOY_WQ[2], [2.5, 0.0], None, "q"])
-def test_toy_query_wrong(wrong):
-    assert not check_toy_query(wrong)
-
-
-# ---- exercise 3: rows of Q and K in cross-attention ----
-
-
-def test_cross_rows_solution_matches_the_real_trace(model):
+def test_cross_rows(model, capsys):
     t = run_with_trace(model, "i can eat bread")
     assert t.translation == ["ich", "kann", "brot", "essen"]
     rows = t["decoder.0.cross.q_input"].shape[0], t["decoder.0.cross.k_input"].shape[0]
-    assert rows == (5, 4) and check_cross_rows(*rows)
+    assert rows == (5, 4) and nb02.check_cross_rows(*rows)
+    for mistake, answer in zip(nb02.CROSS_ROWS.mistakes, [(4, 5), (4, 4), (5, 5)], strict=True):
+        assert not nb02.check_cross_rows(*answer) and mistake.hint in capsys.readouterr().out
+    assert not nb02.check_cross_rows(6, 4) and nb02.CROSS_ROWS.otherwise in capsys.readouterr().out
+    for wrong in [("5", "4"), (5.5, 4), (True, 4), ([5], [4])]:
+        assert not nb02.check_cross_rows(*wrong) and "should" not in capsys.readouterr().out
 
 
-@pytest.mark.parametrize(
-    "q, k, hint",
-    [
-        (4, 5, "swapped"),
-        (4, 4, "<bos>"),
-        (5, 5, "different sentences"),
-        (6, 4, "one row per decoder input"),
-        (None, None, NOT_ANSWERED),
-        ("five", 4, "whole numbers"),
-    ],
-)
-def test_cross_rows_wrong(q, k, hint, capsys):
-    assert not check_cross_rows(q, k)
-    assert hint in capsys.readouterr().out
+CHECKS = [
+    nb02.check_qkv_layers,
+    nb02.check_qkv_by_hand,
+    nb02.check_same_q_prediction,
+    nb02.check_toy_query,
+    lambda x: nb02.check_cross_rows(x, x),
+]
 
 
-def test_unanswered_messages_do_not_give_the_answer_away(capsys):
-    for check in (check_qkv_layers, check_qkv_by_hand, check_same_q_prediction, check_toy_query):
-        assert not check(None)
-    assert not check_cross_rows(None, None)
+def test_unanswered_prints_one_line_each_and_gives_nothing_away(capsys):
+    for check in CHECKS:
+        assert check(None) is False
+    for fn in (lambda d: None, lambda X, layer: None):
+        assert not (nb02.check_qkv_layers if fn.__code__.co_argcount == 1 else nb02.check_qkv_by_hand)(fn)
     out = capsys.readouterr().out
+    assert out.count(NOT_ANSWERED) == len(out.splitlines()) == 7
     assert "2.5" not in out and "5 rows" not in out and "weight.T" not in out and "True:" not in out
-    assert out.count(NOT_ANSWERED) == 5 and "❌" not in out
+
+
+@pytest.mark.parametrize("wrong", [3, "X @ W", [1.0, 2.0], {"w": 1}, "True", ("5", "4")])
+def test_every_checker_answers_a_wrong_type_with_one_line(wrong, capsys):
+    for check in CHECKS:
+        assert check(wrong) is False
+        out = capsys.readouterr().out
+        assert out.startswith(NOT_YET) and out.count("\n") == 1, out
 
 
 def test_the_notebooks_worked_solutions_pass(model, capsys):
     """Exec each Solution block of notebook 02 with the names the notebook defines before it."""
-    from course_utils.core.toys import one_hot
-
     X = torch.tensor([[0.1, 0.0, 0.0, 0.9], [0.6, 0.0, 0.9, 0.0], [0.9, 0.1, 0.0, 0.0]])
-    ns = {
-        "torch": torch,
-        "nn": torch.nn,
-        "X": X,
-        "TOY_WQ": TOY_WQ,
-        "one_hot": one_hot,
-        "model": model,
-        "run_with_trace": run_with_trace,
-        "check_qkv_layers": check_qkv_layers,
-        "check_qkv_by_hand": check_qkv_by_hand,
-        "check_toy_query": check_toy_query,
-        "check_cross_rows": check_cross_rows,
-    }
+    ns = {"torch": torch, "nn": torch.nn, "X": X, "TOY_WQ": TOY_WQ, "one_hot": one_hot, "model": model}
+    ns.update(run_with_trace=run_with_trace, **{n: getattr(nb02, n) for n in dir(nb02) if n.startswith("check_")})
     blocks = solution_blocks("02_qkv_linear_layers.ipynb")
     assert len(blocks) == 3
     for code in blocks:
@@ -354,35 +247,6 @@ def test_places_table(model):
     assert df.loc["cross-attention", "k (H, Tk, dh)"] == (2, 5, 32)
     assert df.loc["cross-attention", "key tokens"] == "we want to eat apple"
     assert df.loc["decoder self-attention", "q (H, Tq, dh)"] == (2, 6, 32)
-
-
-@pytest.mark.parametrize(
-    "check, args",
-    [
-        (check_cross_rows, ("5", "4")),  # the right numbers, typed as strings
-        (check_cross_rows, (5.5, 4)),
-        (check_cross_rows, (True, 4)),
-        (check_cross_rows, ([5], [4])),
-        (check_toy_query, (["2.5", "0", "0.5"],)),
-        (check_toy_query, ({"q1": 2.5},)),
-        (check_same_q_prediction, ("True",)),
-        (check_same_q_prediction, (1,)),
-    ],
-)
-def test_a_right_answer_of_the_wrong_type_is_refused_with_one_line(check, args, capsys):
-    assert check(*args) is False
-    out = capsys.readouterr().out
-    assert out.startswith("❌ Not yet: ") and out.count("\n") == 1, out
-
-
-@pytest.mark.parametrize("returned", [3, "Q, K, V", [1, 2, 3], {"q": 1, "k": 2, "v": 3}, None])
-def test_the_learners_functions_returning_a_wrong_type_get_one_line(returned, capsys):
-    assert check_qkv_layers(lambda d: returned) is False
-    assert capsys.readouterr().out.startswith("❌ Not yet: ")
-    if returned is not None:
-        assert check_qkv_by_hand(lambda X, layer: returned) is False
-        out = capsys.readouterr().out
-        assert out.startswith("❌ Not yet: ") and out.count("\n") == 1, out
 
 
 def test_word_qkv_grid_is_small_multiples_on_one_scale(model):
