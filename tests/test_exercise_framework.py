@@ -67,7 +67,7 @@ FOUR = Exercise(
     returns="one number",
 )
 
-_TOLERANCE = "torch.allclose(got.to(want.dtype), want, rtol=rtol, atol=atol)"
+_TOLERANCE = "torch.allclose(got.to(want.dtype), want, rtol=rtol, atol=atol, equal_nan=True)"
 # (rule, answer, what the line says, (function, the rule's line, the broken line) of the framework)
 RULES = [
     ("right answer", lambda x: 2 * x, "✅ my_double(x) = 2 x", None),

@@ -7,12 +7,11 @@ from pathlib import Path
 
 import pytest
 import torch
-import torch.nn.functional as F
 from notebook_cells import solution_blocks  # tests/ is on sys.path under pytest
 
-from course_utils.core import attention
 from course_utils.core.attention import masked_softmax, scaled_dot_product_attention
-from course_utils.exercises import NOT_ANSWERED, nb03
+from course_utils.exercises import NOT_ANSWERED, NOT_YET, nb03
+from course_utils.exercises.framework import learner
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "03_scaled_dot_product_attention.ipynb"
 
@@ -33,80 +32,60 @@ def _unanswered(*args):
     raise NotImplementedError
 
 
-def test_masked_softmax_and_attention_accept_the_worked_solution(capsys):
-    assert nb03.check_masked_softmax(my_masked_softmax)
-    assert nb03.check_attention(my_attention)
+def test_masked_softmax_and_attention_accept_right_answers(capsys):
+    assert nb03.check_masked_softmax(my_masked_softmax) and nb03.check_attention(my_attention)
     assert nb03.check_attention(lambda q, k, v, mask=None: my_attention(q, k, v, mask)[0])  # output only is fine
     where = lambda s, m: torch.softmax(s if m is None else torch.where(m, s, -torch.inf), dim=-1)  # noqa: E731
     assert nb03.check_masked_softmax(where)  # another right way
     assert capsys.readouterr().out.count("✅") == 4
 
 
-def _softmax_mistake(kind):
-    def fn(scores, mask):
-        if kind == "wrong dim":
-            return torch.softmax(scores if mask is None else scores.masked_fill(~mask, float("-inf")), dim=-2)
-        if mask is None:
-            return torch.softmax(scores, dim=-1)
-        if kind == "inverted":
-            return torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1)
-        if kind == "zero":
-            return torch.softmax(scores.masked_fill(~mask, 0.0), dim=-1)
-        if kind == "forgotten":
-            return torch.softmax(scores, dim=-1)
-        if kind == "after":
-            return torch.softmax(scores, dim=-1) * mask
-        raise AssertionError(kind)
+@pytest.mark.parametrize(
+    "spec, check",
+    [(nb03.MASKED_SOFTMAX, nb03.check_masked_softmax), (nb03.ATTENTION, nb03.check_attention)],
+    ids=["masked_softmax", "attention"],
+)
+def test_each_listed_mistake_gets_its_hint(spec, check, capsys):
+    for mistake in spec.mistakes:
+        wrong = learner(mistake.gives) if mistake.gives else learner(lambda *a, **kw: spec.reference(*a) * torch.nan)
+        assert not check(wrong)
+        out = capsys.readouterr().out
+        assert out.startswith(NOT_YET) and mistake.hint in out, out
 
-    return fn
+
+def _written_with(fn):
+    def attention(q, k, v, mask=None):
+        return fn(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), mask) @ v
+
+    return attention
+
+
+def _helper_softmax(scores, mask):  # a helper of the learner's that delegates
+    return masked_softmax(scores, mask)
 
 
 @pytest.mark.parametrize(
-    "kind, hint",
+    "check, fn, used",
     [
-        ("wrong dim", "over the keys, the last axis"),
-        ("inverted", "True = may attend"),
-        ("zero", "e⁰ = 1"),
-        ("forgotten", "mask is not used"),
-        ("after", "sum to less than 1"),
+        (nb03.check_masked_softmax, masked_softmax, "masked_softmax"),
+        (nb03.check_masked_softmax, lambda s, m: masked_softmax(s, m), "masked_softmax"),
+        (nb03.check_attention, scaled_dot_product_attention, "scaled_dot_product_attention"),
+        (nb03.check_attention, torch.nn.functional.scaled_dot_product_attention, "scaled_dot_product_attention"),
+        (nb03.check_attention, lambda q, k, v, mask=None: _helper_softmax(q @ k.mT, mask) @ v, "(in _helper_softmax)"),
     ],
 )
-def test_masked_softmax_rejects_each_typical_mistake_with_its_hint(kind, hint, capsys):
-    assert not nb03.check_masked_softmax(_softmax_mistake(kind))
+def test_the_ready_made_versions_are_refused(check, fn, used, capsys):
+    assert not check(fn)
     out = capsys.readouterr().out
-    assert out.startswith("❌") and hint in out, out
-
-    # the same mistake inside attention gets the same hint
-    def mistaken(q, k, v, mask=None):
-        return _softmax_mistake(kind)(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), mask) @ v
-
-    assert not nb03.check_attention(mistaken)
-    out = capsys.readouterr().out
-    assert out.startswith("❌") and hint in out, out
+    assert out.startswith(NOT_YET) and used in out and "a ready-made version" in out and out.count("\n") == 1, out
 
 
-@pytest.mark.parametrize(
-    "divisor, hint", [(lambda d: 1.0, "not scaled: divide q·kᵀ by √d_k"), (lambda d: d, "divisor is its square root")]
-)
-def test_attention_rejects_a_wrong_divisor(divisor, hint, capsys):
-    def wrong(q, k, v, mask=None):
-        return my_masked_softmax(q @ k.transpose(-2, -1) / divisor(q.shape[-1]), mask) @ v
-
-    assert not nb03.check_attention(wrong)
-    out = capsys.readouterr().out
-    assert out.startswith("❌") and hint in out, out
-
-
-def test_unanswered_raising_or_broken_functions_get_a_message_not_an_answer(capsys):
+def test_unanswered_raising_or_broken_functions_get_one_line(capsys):
     for check in (nb03.check_masked_softmax, nb03.check_attention):
-        for fn in (_unanswered, lambda *a, **kw: None):
-            assert not check(fn)
-            out = capsys.readouterr().out
-            assert out.startswith(NOT_ANSWERED) and "inf" not in out and "√" not in out, out
-        assert not check(None)
-        assert not check(lambda *a, **kw: 1 / 0)
-        assert "ZeroDivisionError" in capsys.readouterr().out
-    assert not nb03.check_attention(lambda q, k, v, mask=None: v @ q)  # wrong shape: a message, no exception
+        for fn in (_unanswered, lambda *a, **kw: None, None):
+            assert not check(fn) and capsys.readouterr().out.startswith(NOT_ANSWERED)
+        assert not check(lambda *a, **kw: 1 / 0) and "ZeroDivisionError" in capsys.readouterr().out
+    assert not nb03.check_attention(lambda q, k, v, mask=None: v @ q.mT) and "shape" in capsys.readouterr().out
     assert not nb03.check_attention(lambda q, k, v, mask=None: my_attention(q, k, v, mask)[0] + 0.1)
     assert "numbers differ" in capsys.readouterr().out
 
@@ -162,15 +141,14 @@ def test_eat_apple_pair_rejects_the_sections_matrices_their_swap_and_zeros(capsy
     assert NOT_ANSWERED in out and "row" not in out.split("✍")[-1]
 
 
-def test_window_mask():
+def test_window_mask(capsys):
     ones = torch.ones(4, 4, dtype=torch.bool)
     assert nb03.check_window_mask(ones.tril() & ones.triu(-1))
-    assert not nb03.check_window_mask(ones.tril())  # full causal mask
-    assert not nb03.check_window_mask(~(ones.tril() & ones.triu(-1)))  # opposite convention
-    assert not nb03.check_window_mask((ones.tril() & ones.triu(-1)).int())  # not bool
+    for mistake in nb03.WINDOW_MASK.mistakes:
+        assert not nb03.check_window_mask(mistake.gives) and mistake.hint in capsys.readouterr().out
+    assert not nb03.check_window_mask((ones.tril() & ones.triu(-1)).int()) and "dtype" in capsys.readouterr().out
     assert not nb03.check_window_mask(ones.triu() & ones.tril(1))  # window to the right: looks ahead
-    assert not nb03.check_window_mask(torch.ones(3, 3, dtype=torch.bool))
-    assert not nb03.check_window_mask(None)  # unanswered
+    assert not nb03.check_window_mask(torch.ones(3, 3, dtype=torch.bool)) and "shape" in capsys.readouterr().out
 
 
 def test_every_unanswered_state_prints_one_not_answered_line(capsys):
@@ -180,10 +158,11 @@ def test_every_unanswered_state_prints_one_not_answered_line(capsys):
     assert not nb03.check_times_ten(None, 0.818, 0.999)
     assert not nb03.check_causal_top(None, torch.tensor([0.2, 0.2, 0.6, 0.0]), ["i", "can", "eat", "apple"])
     assert not nb03.check_eat_apple_pair(None, None)
-    assert not nb03.check_init_guess(None, measured)
+    assert not nb03.check_init_guess("?", measured)
     assert not nb03.check_masked_softmax(_unanswered) and not nb03.check_attention(_unanswered)
     out = capsys.readouterr().out
     assert out.count(NOT_ANSWERED) == len(out.splitlines()) == 7 and "❌" not in out
+    assert "0.99" not in out and "0.81" not in out and "0.6" not in out and "row" not in out
 
 
 def test_init_guess_accepts_the_measured_answer_and_rejects_the_other_and_the_placeholder(capsys):
@@ -257,64 +236,6 @@ def test_the_predictions_on_the_notebooks_toy_sentence():
     assert not nb03.check_causal_top("apple", w_causal[2], nb03.TOY_WORDS)
 
 
-# ---- Exercise 1 asks for the learner's own version: the ready-made ones are refused ----
-
-
-def _course_softmax(scores, mask):
-    return masked_softmax(scores, mask)
-
-
-def _module_softmax(scores, mask):
-    return attention.masked_softmax(scores, mask)
-
-
-def _local_import_softmax(scores, mask):
-    from course_utils.core.attention import masked_softmax as ms
-
-    return ms(scores, mask)
-
-
-@pytest.mark.parametrize("fn", [_course_softmax, _module_softmax, _local_import_softmax, masked_softmax])
-def test_masked_softmax_refuses_the_course_one(fn, capsys):
-    assert not nb03.check_masked_softmax(fn)
-    out = capsys.readouterr().out
-    assert out.startswith("❌") and "uses " in out and "a ready-made version" in out and out.count("\n") == 1, out
-    assert nb03.check_masked_softmax(my_masked_softmax)  # the honest one still passes
-
-
-def _torch_attention(q, k, v, mask=None):
-    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
-
-
-def _course_attention(q, k, v, mask=None):
-    return scaled_dot_product_attention(q, k, v, mask)
-
-
-def _helper_softmax(scores, mask):  # a helper of the learner's that delegates
-    return masked_softmax(scores, mask)
-
-
-def _attention_through_a_helper(q, k, v, mask=None):
-    return _helper_softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), mask) @ v
-
-
-@pytest.mark.parametrize(
-    "fn, used",
-    [
-        (_torch_attention, "F.scaled_dot_product_attention"),
-        (_course_attention, "scaled_dot_product_attention"),
-        (_attention_through_a_helper, "masked_softmax (in _helper_softmax)"),
-        (scaled_dot_product_attention, "scaled_dot_product_attention"),
-        (F.scaled_dot_product_attention, "scaled_dot_product_attention"),
-    ],
-)
-def test_attention_refuses_the_ready_made_ones(fn, used, capsys):
-    assert not nb03.check_attention(fn)
-    out = capsys.readouterr().out
-    assert out.startswith(f"❌ Not yet: my_attention uses {used}, a ready-made version") and out.count("\n") == 1, out
-    assert nb03.check_attention(my_attention)  # the honest one, which calls the learner's own softmax, still passes
-
-
 @pytest.mark.parametrize("wrong", [3, "scores", [1.0, 2.0], {"q": 1}])
 def test_every_checker_answers_a_wrong_type_with_one_line(wrong, capsys):
     row = torch.tensor([0.2, 0.3, 0.5, 0.0])
@@ -322,6 +243,7 @@ def test_every_checker_answers_a_wrong_type_with_one_line(wrong, capsys):
         lambda: nb03.check_window_mask(wrong),
         lambda: nb03.check_masked_softmax(wrong),
         lambda: nb03.check_attention(wrong),
+        lambda: nb03.check_attention(lambda *a: wrong),
         lambda: nb03.check_times_ten(wrong, 0.5, 0.7),
         lambda: nb03.check_causal_top(wrong, row, nb03.TOY_WORDS),
         lambda: nb03.check_eat_apple_pair(wrong, wrong),

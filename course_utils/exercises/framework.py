@@ -75,6 +75,12 @@ def short(x) -> str:
     return f"{type(x).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
 
 
+def first_line(exc: Exception) -> str:
+    """An error's message, its first line only: the checker's reply stays one line.
+    Used by every Exercise (notebooks 01-10)."""
+    return (str(exc).strip().splitlines() or [""])[0]
+
+
 def number(x) -> float:
     """x as one finite float (a 0-d tensor or array too); TypeError for a string, a bool, several numbers, nan.
     Used by the checkers of notebooks 01-10 (a number answer)."""
@@ -137,7 +143,7 @@ def close(got, want, atol: float = 1e-6, rtol: float = 1e-5) -> bool:
         if isinstance(want, torch.Tensor):
             if not want.dtype.is_floating_point:
                 return torch.equal(got, want)
-            return torch.allclose(got.to(want.dtype), want, rtol=rtol, atol=atol)
+            return torch.allclose(got.to(want.dtype), want, rtol=rtol, atol=atol, equal_nan=True)
         if isinstance(want, np.ndarray):
             return got.shape == want.shape and bool(np.allclose(got, want, rtol=rtol, atol=atol))
         if isinstance(want, (float, np.floating)):
@@ -301,7 +307,7 @@ class Exercise:
                 return NOT_ANSWERED + self.todo
             except Exception as exc:  # the learner's code may raise anything: one line, never a traceback
                 hint = self.on_error(exc, args) if self.on_error else None
-                return NOT_YET + (hint or f"{where} raised {type(exc).__name__}: {exc}")
+                return NOT_YET + (hint or f"{where} raised {type(exc).__name__}: {first_line(exc)}")
             if got is None:
                 return NOT_ANSWERED + self.todo
             line = self.result_line(got, want, args, label, where)

@@ -2,38 +2,40 @@
 
 from __future__ import annotations
 
-import inspect
 import math
 
 import torch
-import torch.nn.functional as F
 
 from course_utils.core.attention import masked_softmax, scaled_dot_product_attention
 from course_utils.core.model import INITS  # the one list of initialisations
 from course_utils.core.precision import DTYPE
 from course_utils.core.toys import toy_embeddings
-from course_utils.exercises import NOT_ANSWERED, calls_to, feedback, not_answered
+from course_utils.exercises.framework import Exercise, Mistake, check_choice, feedback, like, not_answered
 
 TOY_WORDS = ("i", "can", "eat", "apple")
+
+
+_WINDOW = torch.ones(4, 4, dtype=torch.bool).tril() & torch.ones(4, 4, dtype=torch.bool).triu(-1)
+WINDOW_MASK = Exercise(
+    todo="build window_mask, a (4, 4) bool tensor, then re-run this cell.",
+    success="each word sees itself and its left neighbour: a causal window of width 2.",
+    reference=_WINDOW,
+    mistakes=(
+        Mistake("this is the opposite convention: in the course True means 'may attend'.", gives=~_WINDOW),
+        Mistake(
+            "that is the full causal mask: word 3 would still see words 0 and 1.",
+            gives=torch.ones(4, 4, dtype=torch.bool).tril(),
+        ),
+    ),
+    otherwise="row i must be True exactly at columns i-1 and i (row 0: only column 0).",
+    returns="a (4, 4) bool tensor (True = may attend)",
+)
 
 
 def check_window_mask(mask) -> bool:
     """Exercise 3: (4, 4) bool mask, True = may attend: every word sees itself and the word just before it.
     Used in notebook 03 (its Exercises section)."""
-    want = torch.ones(4, 4, dtype=torch.bool).tril() & torch.ones(4, 4, dtype=torch.bool).triu(-1)
-    if mask is None:
-        return not_answered("build window_mask, a (4, 4) bool tensor, then re-run this cell.")
-    if not isinstance(mask, torch.Tensor) or mask.shape != (4, 4):
-        return feedback(False, "", "window_mask must be a (4, 4) tensor.")
-    if mask.dtype != torch.bool:
-        return feedback(False, "", f"course masks are bool (True = may attend); got dtype {mask.dtype}.")
-    if torch.equal(mask, ~want):
-        return feedback(False, "", "this is the opposite convention: in the course True means 'may attend'.")
-    if torch.equal(mask, torch.ones(4, 4, dtype=torch.bool).tril()):
-        return feedback(False, "", "that is the full causal mask: word 3 would still see words 0 and 1.")
-    if not torch.equal(mask, want):
-        return feedback(False, "", "row i must be True exactly at columns i-1 and i (row 0: only column 0).")
-    return feedback(True, "each word sees itself and its left neighbour: a causal window of width 2.", "")
+    return WINDOW_MASK.check(mask)
 
 
 # ---- Exercise 1: masked softmax and attention, written by the learner ----
@@ -60,137 +62,94 @@ def _cases():
     ]
 
 
-def _softmax_variants(scores, mask):
-    """The typical mistakes of a masked softmax, for the same scores: {name: weights}."""
-    if mask is None:
-        return {"softmax over the wrong axis": torch.softmax(scores, dim=-2)}
-    return {
-        "softmax over the wrong axis": torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-2),
-        "mask inverted": torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1),
-        "masked scores set to 0": torch.softmax(scores.masked_fill(~mask, 0.0), dim=-1),
-        "mask forgotten": torch.softmax(scores, dim=-1),
-        "zeroed after the softmax": torch.softmax(scores, dim=-1) * mask,
-    }
+def _masked(wrong):
+    """A mistake in the masking: with no mask the learner's softmax is right."""
+    return lambda s, m: torch.softmax(s, dim=-1) if m is None else wrong(s, m)
 
 
-_HINTS = {
-    "softmax over the wrong axis": "each query's row must sum to 1: take the softmax over the keys, the last axis "
-    "(dim=-1), not over the queries.",
-    "mask inverted": "the course's masks mean True = may attend, so it is the False positions that must get no weight.",
-    "masked scores set to 0": "a score of 0 still gets weight e⁰ = 1 before normalising; a masked position needs a "
-    "score whose exponential is exactly 0.",
-    "mask forgotten": "the mask is not used: masked positions still get weight.",
-    "zeroed after the softmax": "zeroing weights after the softmax leaves rows that sum to less than 1; mask the "
-    "scores before the softmax, so that it normalises over the allowed keys only.",
-    "no √d_k": "the scores are not scaled: divide q·kᵀ by √d_k, d_k = q.shape[-1].",
-    "divided by d_k": "the scores are divided by d_k; the divisor is its square root, √d_k.",
+_SOFTMAX_MISTAKES = {  # (scores, mask) -> the weights of a typical mistake, and its hint
+    "each query's row must sum to 1: take the softmax over the keys, the last axis (dim=-1), not over the queries.": (
+        lambda s, m: torch.softmax(s if m is None else s.masked_fill(~m, float("-inf")), dim=-2)
+    ),
+    "the course's masks mean True = may attend, so it is the False positions that must get no weight.": (
+        _masked(lambda s, m: torch.softmax(s.masked_fill(m, float("-inf")), dim=-1))
+    ),
+    "a score of 0 still gets weight e⁰ = 1 before normalising; a masked position needs a score whose exponential is "
+    "exactly 0.": _masked(lambda s, m: torch.softmax(s.masked_fill(~m, 0.0), dim=-1)),
+    "the mask is not used: masked positions still get weight.": _masked(lambda s, m: torch.softmax(s, dim=-1)),
+    "zeroing weights after the softmax leaves rows that sum to less than 1; mask the scores before the softmax, so "
+    "that it normalises over the allowed keys only.": _masked(lambda s, m: torch.softmax(s, dim=-1) * m),
 }
+_NAN = Mistake(
+    "returns NaN: is a whole row masked by mistake, or inf − inf somewhere?", when=lambda got, *a: got.isnan().any()
+)
+_READY_MADE = ("course_utils", "masked_softmax", "scaled_dot_product_attention")
 
 
-def _call(fn, args, name):
-    """(result, message): the learner's fn(*args), or None and a message if it is unanswered or raises."""
-    try:
-        got = fn(*args)
-    except NotImplementedError:
-        return None, NOT_ANSWERED + f"write the body of {name} (replace the raise line), then re-run this cell."
-    except Exception as exc:  # the learner's code may raise anything
-        return None, f"❌ Not yet: {name} raised {type(exc).__name__}: {exc}"
-    if got is None:
-        return None, NOT_ANSWERED + f"{name} returns None: write its body, then re-run this cell."
-    return got, None
+def _scores(q, k):
+    return q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
 
 
-def _compare(name, case, got, want, variants) -> str | None:
-    """None if got == want, else a one-line hint (the typical mistake it matches, if any)."""
-    if not isinstance(got, torch.Tensor) or got.shape != want.shape:
-        shape = tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__
-        return f"{name} ({case}) should return shape {tuple(want.shape)}; got {shape}."
-    got = got.detach().to(want.dtype)
-    if torch.allclose(got, want, atol=1e-5):
-        return None
-    for mistake, variant in variants.items():
-        if variant.shape == got.shape and torch.allclose(got, variant, atol=1e-5, equal_nan=True):
-            return f"{name} ({case}): {_HINTS[mistake]}"
-    if torch.isnan(got).any():
-        return f"{name} ({case}) returns NaN: is a whole row masked by mistake, or inf − inf somewhere?"
-    return f"{name} ({case}): right shape, but the numbers differ from the course's."
-
-
-def _ready_made(obj) -> bool:
-    """The course's own code (masked_softmax, scaled_dot_product_attention, anything of course_utils) or torch's
-    scaled_dot_product_attention: what Exercise 1 asks the learner to write without."""
-    module = obj.__name__ if inspect.ismodule(obj) else getattr(obj, "__module__", None)
-    return obj is F.scaled_dot_product_attention or (isinstance(module, str) and module.split(".")[0] == "course_utils")
-
-
-_OWN_VERSION = {
-    "my_masked_softmax": "write the masking (masked_fill or torch.where) and the softmax yourself",
-    "my_attention": "write the steps yourself: the scores, the masked softmax, weights @ v",
-}
-
-
-def _own_version(fn, name: str) -> bool:
-    """True (and the ❌ line printed) when fn is, or calls, the ready-made code Exercise 1 asks to write without."""
-    used = [getattr(fn, "__name__", "a ready-made function")] if _ready_made(fn) else calls_to(fn, _ready_made)
-    if used:
-        feedback(False, "", f"{name} uses {used[0]}, a ready-made version; {_OWN_VERSION[name]}.")
-    return bool(used)
+MASKED_SOFTMAX = Exercise(
+    name="my_masked_softmax",
+    todo="write the body of my_masked_softmax (replace the raise line), then re-run this cell.",
+    success="your masked softmax equals the course's, with no mask, a causal and padding masks.",
+    reference=masked_softmax,
+    cases=lambda: [(case, (_scores(q, k), mask)) for case, q, k, _, mask in _cases()],
+    mistakes=(*(Mistake(hint, gives=f) for hint, f in _SOFTMAX_MISTAKES.items()), _NAN),
+    otherwise="right shape, but the numbers differ from the course's.",
+    returns="a tensor of weights, the shape of the scores",
+    forbid=_READY_MADE,
+    forbid_hint="a ready-made version; write the masking (masked_fill or torch.where) and the softmax yourself.",
+    atol=1e-5,
+)
 
 
 def check_masked_softmax(fn) -> bool:
     """Exercise 1a: fn(scores, mask) = softmax over the keys where only mask == True counts (True = may attend).
-
-    The course's masked_softmax (or any course_utils helper) is refused, called or passed as it is.
-    Compared with `attention.masked_softmax` on random scores with no mask, a causal and two padding masks.
+    The course's masked_softmax (or any course_utils helper) is refused. Compared with `attention.masked_softmax`
+    on random scores with no mask, a causal and two padding masks.
     Used in notebook 03 §5 (its exercise)."""
-    if not callable(fn):
-        return feedback(False, "", "pass the function itself: check_masked_softmax(my_masked_softmax).")
-    if _own_version(fn, "my_masked_softmax"):
-        return False
-    for case, q, k, _, mask in _cases():
-        scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
-        got, message = _call(fn, (scores.clone(), mask), "my_masked_softmax")
-        if message:
-            print(message)
-            return False
-        hint = _compare("my_masked_softmax", case, got, masked_softmax(scores, mask), _softmax_variants(scores, mask))
-        if hint:
-            return feedback(False, "", hint)
-    return feedback(True, "your masked softmax equals the course's, with no mask, a causal and padding masks.", "")
+    return MASKED_SOFTMAX.check(fn)
+
+
+def _attention_mistake(weights):
+    return lambda q, k, v, mask=None: weights(_scores(q, k), mask) @ v
+
+
+ATTENTION = Exercise(
+    name="my_attention",
+    todo="write the body of my_attention (replace the raise line), then re-run this cell.",
+    success="your attention equals the course's scaled_dot_product_attention on every case.",
+    reference=lambda q, k, v, mask: scaled_dot_product_attention(q, k, v, mask)[0],
+    cases=lambda: [(case, (q, k, v, mask)) for case, q, k, v, mask in _cases()],
+    mistakes=(
+        *(Mistake(hint, gives=_attention_mistake(f)) for hint, f in _SOFTMAX_MISTAKES.items()),
+        Mistake(
+            "the scores are not scaled: divide q·kᵀ by √d_k, d_k = q.shape[-1].",
+            gives=lambda q, k, v, mask: masked_softmax(q @ k.transpose(-2, -1), mask) @ v,
+        ),
+        Mistake(
+            "the scores are divided by d_k; the divisor is its square root, √d_k.",
+            gives=lambda q, k, v, mask: masked_softmax(q @ k.transpose(-2, -1) / q.shape[-1], mask) @ v,
+        ),
+        _NAN,
+    ),
+    otherwise="right shape, but the numbers differ from the course's.",
+    returns="the output tensor (or (output, weights))",
+    forbid=_READY_MADE,
+    forbid_hint="a ready-made version; write the steps yourself: the scores, the masked softmax, weights @ v.",
+    convert=lambda got, want: like(got[0] if isinstance(got, tuple) and len(got) == 2 else got, want),
+    atol=1e-5,
+)
 
 
 def check_attention(fn) -> bool:
     """Exercise 1b: fn(q, k, v, mask=None) -> out (or (out, weights)) = softmax(q kᵀ / √d_k, masked) v.
-
-    The course's functions and torch's F.scaled_dot_product_attention are refused, called or passed as they are.
-    Compared with `attention.scaled_dot_product_attention` on the same random inputs as check_masked_softmax.
+    The course's functions and torch's F.scaled_dot_product_attention are refused. Compared with
+    `attention.scaled_dot_product_attention` on the same random inputs as check_masked_softmax.
     Used in notebook 03 §5 (its exercise)."""
-    if not callable(fn):
-        return feedback(False, "", "pass the function itself: check_attention(my_attention).")
-    if _own_version(fn, "my_attention"):
-        return False
-    for case, q, k, v, mask in _cases():
-        want_out, want_w = scaled_dot_product_attention(q, k, v, mask)
-        got, message = _call(fn, (q.clone(), k.clone(), v.clone(), mask), "my_attention")
-        if message:
-            print(message)
-            return False
-        got_w = None
-        if isinstance(got, tuple) and len(got) == 2:
-            got, got_w = got  # (out, weights), like the course's function
-        raw = q @ k.transpose(-2, -1)
-        d_k = q.shape[-1]
-        variants = {mistake: weights @ v for mistake, weights in _softmax_variants(raw / math.sqrt(d_k), mask).items()}
-        variants["no √d_k"] = masked_softmax(raw, mask) @ v
-        variants["divided by d_k"] = masked_softmax(raw / d_k, mask) @ v
-        hint = _compare("my_attention", case, got, want_out, variants)
-        if hint:
-            return feedback(False, "", hint)
-        if got_w is not None and _compare("my_attention's weights", case, got_w, want_w, {}):
-            return feedback(
-                False, "", f"my_attention ({case}): the output is right but the weights it returns are not."
-            )
-    return feedback(True, "your attention equals the course's scaled_dot_product_attention on every case.", "")
+    return ATTENTION.check(fn)
 
 
 # ---- Predict before you look ----
@@ -198,41 +157,35 @@ def check_attention(fn) -> bool:
 
 def check_times_ten(prediction, before: float, after: float) -> bool:
     """Predict (section 2): multiply every energy by 10; does eat's weight on apple go "up", "down" or stay "same"?
-
     `before` and `after` are that weight as the notebook measured it; the checker follows the measurement.
     Used in notebook 03 §2 (its exercise)."""
-    if prediction is None:
-        return not_answered('set my_prediction_x10 to "up", "down" or "same", then re-run this cell.')
-    answer = str(prediction).strip().lower()
-    if answer not in ("up", "down", "same"):
-        return feedback(False, "", f'answer "up", "down" or "same"; got {prediction!r}.')
     truth = "same" if abs(after - before) < 1e-3 else ("up" if after > before else "down")
     numbers = f"eat → apple: {before:.3f} before, {after:.3f} with every energy × 10"
-    if answer == truth:
-        return feedback(True, f"{numbers}. Section 4 shows why this matters.", "")
-    if answer == "same":
-        return feedback(
-            False, "", f"{numbers}. softmax normalises e^energy, not the energies: larger gaps give larger ratios."
-        )
-    return feedback(False, "", f"{numbers}. The largest energy in a row gains the most when all are multiplied.")
+    return check_choice(
+        prediction,
+        ("up", "down", "same"),
+        truth,
+        todo='set my_prediction_x10 to "up", "down" or "same", then re-run this cell.',
+        success=f"{numbers}. Section 4 shows why this matters.",
+        hints={"same": f"{numbers}. softmax normalises e^energy, not the energies: larger gaps give larger ratios."},
+        otherwise=f"{numbers}. The largest energy in a row gains the most when all are multiplied.",
+    )
 
 
 def check_causal_top(guess, weights_row, words) -> bool:
     """Predict (section 5): under the causal mask, which word gets eat's largest weight? Follows the measured row.
     Used in notebook 03 §5 (its exercise)."""
-    if guess is None:
-        return not_answered("set my_causal_guess to one of the words eat may see, then re-run this cell.")
-    words = list(words)
-    if guess not in words:
-        return feedback(False, "", f"give one of the words {words}; got {guess!r}.")
-    row = torch.as_tensor(weights_row)
-    top = words[int(row.argmax())]
+    words, row = list(words), torch.as_tensor(weights_row)
     numbers = ", ".join(f"{w} {x:.2f}" for w, x in zip(words, row.tolist()))
-    if guess == top:
-        return feedback(True, f"eat's row under the causal mask: {numbers}.", "")
-    if row[words.index(guess)] == 0:
-        return feedback(False, "", f"the causal mask hides {guess!r} from eat: {numbers}.")
-    return feedback(False, "", f"eat's row under the causal mask: {numbers}. Look at which keys are non-zero.")
+    return check_choice(
+        guess,
+        words,
+        words[int(row.argmax())],
+        todo="set my_causal_guess to one of the words eat may see, then re-run this cell.",
+        success=f"eat's row under the causal mask: {numbers}.",
+        hints={w: f"the causal mask hides {w!r} from eat: {numbers}." for w, x in zip(words, row) if x == 0},
+        otherwise=f"eat's row under the causal mask: {numbers}. Look at which keys are non-zero.",
+    )
 
 
 def toy_weights(W_Q, W_K, words=TOY_WORDS) -> torch.Tensor:
@@ -285,9 +238,6 @@ def check_eat_apple_pair(W_Q, W_K) -> bool:
     return feedback(False, "", f"{rows}. {hint}")
 
 
-GUESS_PLACEHOLDER = "?"
-
-
 def check_init_guess(guess, measured: dict) -> bool:
     """Predict, then check: which init gives the larger layer-0 mean row maximum after a short training?
 
@@ -296,15 +246,14 @@ def check_init_guess(guess, measured: dict) -> bool:
     Used in notebook 03 (its Evidence part: Starting weights and the size of the scores)."""
     if set(measured) != set(INITS):
         raise ValueError(f"measured must have exactly the keys {INITS}; got {sorted(measured)}")
-    if guess is None or guess is Ellipsis or (isinstance(guess, str) and guess.strip() in ("", GUESS_PLACEHOLDER)):
-        return not_answered('set my_guess to "xavier" or "torch_default", then run the cells again.')
-    if not isinstance(guess, str) or guess.strip().lower().replace(" ", "_").replace("-", "_") not in INITS:
-        return feedback(False, "", f'my_guess must be "xavier" or "torch_default"; got {guess!r}.')
-    guess = guess.strip().lower().replace(" ", "_").replace("-", "_")
-    larger = max(INITS, key=lambda init: measured[init])
     numbers = f"mean row max {measured['torch_default']:.3f} (torch_default) vs {measured['xavier']:.3f} (xavier)"
-    return feedback(
-        guess == larger,
-        f"{numbers}: the larger the input entries, the larger the scores, and softmax turns large scores into a hard pick.",
-        f"{numbers}. Compare the entries' sizes above with section 4: what does softmax do with scores of std ≫ 1?",
+    return check_choice(
+        guess,
+        INITS,
+        max(INITS, key=lambda init: measured[init]),
+        todo='set my_guess to "xavier" or "torch_default", then run the cells again.',
+        success=f"{numbers}: the larger the input entries, the larger the scores, and softmax turns large scores into "
+        "a hard pick.",
+        otherwise=f"{numbers}. Compare the entries' sizes above with section 4: what does softmax do with scores of "
+        "std ≫ 1?",
     )
