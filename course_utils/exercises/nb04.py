@@ -3,19 +3,14 @@
 from __future__ import annotations
 
 import functools
-import inspect
 import math
-import sys
-from contextlib import contextmanager
-from pathlib import Path
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from course_utils.core.attention import MultiHeadAttention
-from course_utils.exercises import calls_to, feedback, not_answered
+from course_utils.exercises.framework import Exercise, Mistake, check_true_false, feedback, like, not_answered
 
 B, D_MODEL, H = 2, 64, 8  # exercise 2 (batch size, d_model) and exercise 3 (H)
 SHAPES_B, SHAPES_T, SHAPES_H = 3, 7, 16  # exercise 1: not a case that the notebook's shape table shows
@@ -60,11 +55,6 @@ def check_heads_alike(heads_attend_alike, weights, tokens) -> bool:
     weights: (H, T, T) one sentence's attention weights; tokens: its T words. "Alike" means that for most query
     words both heads put their largest weight on the same key word.
     Used in notebook 04 §2."""
-    if heads_attend_alike is None:
-        return not_answered("set heads_attend_alike to True or False in the cell above the heatmaps, then re-run.")
-    if not isinstance(heads_attend_alike, (bool, np.bool_)):
-        return feedback(False, "", f"answer True or False; got {heads_attend_alike!r}.")
-    heads_attend_alike = bool(heads_attend_alike)
     top = torch.as_tensor(weights).argmax(-1)  # (H, T): each head's strongest key word per query word
     same = [i for i in range(top.shape[1]) if bool((top[:, i] == top[0, i]).all())]
     differ = [i for i in range(top.shape[1]) if i not in same]
@@ -78,9 +68,13 @@ def check_heads_alike(heads_attend_alike, weights, tokens) -> bool:
             + ")"
         )
     counts = f"the heads' strongest word is the same for {len(same)} of {top.shape[1]} query words{example}"
-    if heads_attend_alike == alike:
-        return feedback(True, f"{counts}. Claim F5 below measures this on the whole corpus.", "")
-    return feedback(False, "", f"read the two heatmaps row by row: {counts}.")
+    return check_true_false(
+        heads_attend_alike,
+        alike,
+        "set heads_attend_alike to True or False in the cell above the heatmaps, then re-run.",
+        f"read the two heatmaps row by row: {counts}.",
+        f"{counts}. Claim F5 below measures this on the whole corpus.",
+    )
 
 
 def check_one_head_worse(one_head_translates_worse, two_heads_better: dict) -> bool:
@@ -88,17 +82,16 @@ def check_one_head_worse(one_head_translates_worse, two_heads_better: dict) -> b
 
     two_heads_better: {seed: the 2-head model scores higher (train + held-out exact match)}; "worse" = on most seeds.
     Used in notebook 04 (the prediction in its main line, checked under the Claim F7 table)."""
-    if one_head_translates_worse is None:
-        return not_answered("set one_head_translates_worse to True or False in the cell above the table, then re-run.")
-    if not isinstance(one_head_translates_worse, (bool, np.bool_)):
-        return feedback(False, "", f"answer True or False; got {one_head_translates_worse!r}.")
-    one_head_translates_worse = bool(one_head_translates_worse)
     worse = [s for s, v in two_heads_better.items() if v]
     answer = len(worse) > len(two_heads_better) / 2
     counts = f"the 1-head model scores lower on {len(worse)} of {len(two_heads_better)} seeds"
-    if one_head_translates_worse == answer:
-        return feedback(True, f"{counts}.", "")
-    return feedback(False, "", f"look at the table: {counts}.")
+    return check_true_false(
+        one_head_translates_worse,
+        answer,
+        "set one_head_translates_worse to True or False in the cell above the table, then re-run.",
+        f"look at the table: {counts}.",
+        f"{counts}.",
+    )
 
 
 # Exercise 2's three cases: (what the case is, n_heads, Tq, Tk, mask kind). Section 1 shows only the first kind
@@ -221,184 +214,94 @@ _HINTS = {
 }
 
 
-# Exercise 2 asks for the steps written out: these do the whole attention (or a head of it) ready-made.
-_TORCH_ATTENTION = (F.scaled_dot_product_attention, F.multi_head_attention_forward)
-_TORCH_ATTENTION_LAYERS = (
-    nn.MultiheadAttention,
-    nn.Transformer,
-    nn.TransformerEncoder,
-    nn.TransformerDecoder,
-    nn.TransformerEncoderLayer,
-    nn.TransformerDecoderLayer,
-)
-_PLAIN_LAYERS = (nn.Linear, nn.Softmax, nn.Dropout, nn.Identity)  # what the steps themselves may call
-_COURSE = Path(__file__).resolve().parents[1]  # course_utils/
-_CHECKERS = Path(__file__).resolve().parent  # course_utils/exercises/: the checker's own code runs too
-
-
-def _ready_made(obj) -> bool:
-    """The course's own code (MultiHeadAttention, scaled_dot_product_attention, masked_softmax, anything of
-    course_utils), torch's attention functions and layers, or another layer to hand the work to: what Exercise 2
-    asks the learner to write without."""
-    module = obj.__name__ if inspect.ismodule(obj) else getattr(obj, "__module__", None)
-    if isinstance(module, str) and module.split(".")[0] == "course_utils":
-        return True
-    if any(obj is f for f in _TORCH_ATTENTION):
-        return True
-    if inspect.isclass(obj):
-        return issubclass(obj, nn.Module) and not issubclass(obj, _PLAIN_LAYERS)
-    return isinstance(obj, nn.Module) and not isinstance(obj, _PLAIN_LAYERS)
-
-
-def _named(obj) -> str:
-    if isinstance(obj, nn.Module):
-        return f"a {type(obj).__name__} layer"
-    return getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or type(obj).__name__
-
-
-@functools.lru_cache(maxsize=4096)
-def _course_code(filename: str) -> bool:
-    """Is this file course_utils code other than the checkers?"""
-    path = Path(filename).resolve()
-    return _COURSE in path.parents and _CHECKERS not in path.parents
-
-
-@contextmanager
-def _watch(allowed):
-    """Note what runs inside: course_utils code, torch's attention functions, and any layer (nn.Module) other
-    than `allowed` and the plain ones. Yields the list it fills, as names; catches aliases the source hides."""
-    seen: list[str] = []
-    torch_codes = {F.multi_head_attention_forward.__code__: "F.multi_head_attention_forward"}
-    allowed_ids = {id(m) for m in allowed}
-
-    def profile(frame, event, arg):
-        if event == "c_call":
-            if arg is F.scaled_dot_product_attention:
-                seen.append("F.scaled_dot_product_attention")
-            return
-        if event != "call":
-            return
-        code = frame.f_code
-        if code in torch_codes:
-            seen.append(torch_codes[code])
-            return
-        if code.co_name == "forward":
-            me = frame.f_locals.get("self")
-            if isinstance(me, nn.Module) and id(me) not in allowed_ids and not isinstance(me, _PLAIN_LAYERS):
-                seen.append(f"a {type(me).__name__} layer")
-                return
-        if _course_code(code.co_filename):
-            seen.append(f"{code.co_name} (course_utils)")
-
-    old = sys.getprofile()
-    sys.setprofile(profile)
-    try:
-        yield seen
-    finally:
-        sys.setprofile(old)
-
-
-_WRITE_IT = (
-    "my_multi_head uses {what}, which does the attention for you; write the steps yourself with the four layers, "
-    "tensor operations and torch.softmax: project, split into heads, masked softmax(q kᵀ / √dh) @ v, join, W_o."
+_READY_MADE = (  # Exercise 2 asks for the steps written out: these do the whole attention (or a head of it)
+    "course_utils",
+    "scaled_dot_product_attention",
+    "multi_head_attention_forward",
+    "MultiheadAttention",
+    "MultiHeadAttention",
+    "Transformer",
+    "TransformerEncoder",
+    "TransformerDecoder",
+    "TransformerEncoderLayer",
+    "TransformerDecoderLayer",
 )
 
 
-def _refuse(used: str) -> bool:
-    return feedback(False, "", _WRITE_IT.format(what=used))
+def _mh_cases():
+    cases = []
+    for case, n_heads, tq, tk, mask_kind in MH_CASES:
+        x_q, x_kv, mask = _case_inputs(tq, tk, mask_kind)
+        with torch.random.fork_rng():  # seeded weights, without touching the learner's random state
+            torch.manual_seed(n_heads + tk)
+            lin = [nn.Linear(D_MODEL, D_MODEL) for _ in range(4)]
+        cases.append((case, (x_q, x_kv, *lin, n_heads, mask)))
+    return cases
+
+
+def _course_mha(x_q, x_kv, W_q, W_k, W_v, W_o, n_heads, mask=None):
+    """The course's MultiHeadAttention given the case's four layers' weights: the reference."""
+    with torch.random.fork_rng(), torch.no_grad():
+        mha = MultiHeadAttention(D_MODEL, n_heads).eval()
+        for mine, theirs in zip((W_q, W_k, W_v, W_o), (mha.w_q, mha.w_k, mha.w_v, mha.w_o)):
+            theirs.weight.copy_(mine.weight)
+            theirs.bias.copy_(mine.bias)
+        return mha(x_q, x_kv, x_kv, mask)[0]
+
+
+def _variant(name, x_q, x_kv, W_q, W_k, W_v, W_o, n_heads, mask=None):
+    """A typical mistake as a learner's function; where it cannot happen (a mask mistake with no mask), the right one."""
+    with torch.no_grad():
+        variants = _reference_variants(x_q, x_kv, (W_q, W_k, W_v, W_o), n_heads, mask)
+    return variants[name] if name in variants else _course_mha(x_q, x_kv, W_q, W_k, W_v, W_o, n_heads, mask)
+
+
+def _mh_error(exc, args) -> str | None:
+    tq, tk = args[0].shape[1], args[1].shape[1]
+    if tq == tk:
+        return None
+    return (
+        f"cross-attention: my_multi_head raised {type(exc).__name__}. Here Tq = {tq} ≠ Tk = {tk}: the queries come "
+        "from x_q, the keys and values from x_kv; split each with its own length (t.shape[1])."
+    )
+
+
+MULTI_HEAD = Exercise(
+    name="my_multi_head",
+    todo="write the body of my_multi_head (it still raises NotImplementedError or returns None), then re-run.",
+    success="your multi-head attention equals MultiHeadAttention's output: no mask (2 heads), causal mask and "
+    "cross-attention with padding (4 heads).",
+    reference=_course_mha,
+    cases=_mh_cases,
+    mistakes=(
+        *(Mistake(hint, gives=functools.partial(_variant, name)) for name, hint in _HINTS.items()),
+        Mistake(
+            "your output has NaN — some query has every key masked (−∞ everywhere, 0/0). In the course True means "
+            "*may* attend: fill −∞ where ~mask.",
+            when=lambda got, *args: got.isnan().any(),
+        ),
+    ),
+    otherwise="the shape is right but the numbers differ from MultiHeadAttention's: project (queries from x_q, keys "
+    "and values from x_kv), split into heads (B, H, T, dh), softmax(q kᵀ / √dh) with −∞ where the mask is False, "
+    "times v, put the heads side by side again (B, Tq, d_model), then W_o.",
+    returns="the output tensor (B, Tq, d_model), one row per query position of x_q",
+    forbid=_READY_MADE,
+    forbid_hint="it does the attention for you; write the steps yourself with the four layers, tensor operations and "
+    "torch.softmax: project, split into heads, masked softmax(q kᵀ / √dh) @ v, join, W_o.",
+    convert=lambda got, want: like(got[0] if isinstance(got, tuple) and len(got) == 2 else got, want),
+    atol=1e-5,
+    on_error=_mh_error,
+)
 
 
 def check_multi_head(fn) -> bool:
     """Exercise 2: fn(x_q, x_kv, W_q, W_k, W_v, W_o, n_heads, mask=None) -> multi-head attention output
     (B, Tq, d_model), queries from x_q, keys and values from x_kv, mask True = may attend (broadcastable to
     (B, H, Tq, Tk)), from four nn.Linear(d_model, d_model) layers; compared with the course's MultiHeadAttention given
-    the same weights on MH_CASES. Written out: the course's attention code, torch's attention functions
-    (F.scaled_dot_product_attention, F.multi_head_attention_forward) and handing the work to a layer
-    (nn.MultiheadAttention, a MultiHeadAttention, any nn.Module but the four layers and the plain ones) are refused,
-    read in the source and watched while it runs.
+    the same weights on MH_CASES. Written out: the course's attention code and torch's attention functions and
+    layers are refused, read in the source (one static check).
     Used in notebook 04 (its Exercises section)."""
-    if fn is None or not callable(fn):
-        got = "" if fn is None else f", not a value of type {type(fn).__name__}"
-        return feedback(
-            False,
-            "",
-            f"define my_multi_head(x_q, x_kv, W_q, W_k, W_v, W_o, n_heads, mask=None) and pass the function itself{got}.",
-        )
-    if _ready_made(fn):
-        return _refuse(_named(fn))
-    used = calls_to(fn, _ready_made)
-    if used:
-        return _refuse(used[0])
-    for case, n_heads, tq, tk, mask_kind in MH_CASES:
-        x_q, x_kv, mask = _case_inputs(tq, tk, mask_kind)
-        with torch.random.fork_rng():  # seeded weights, without touching the learner's random state
-            torch.manual_seed(n_heads + tk)
-            mha = MultiHeadAttention(D_MODEL, n_heads).eval()
-            lin = [nn.Linear(D_MODEL, D_MODEL) for _ in range(4)]
-        with torch.no_grad():
-            for mine, theirs in zip(lin, (mha.w_q, mha.w_k, mha.w_v, mha.w_o)):
-                theirs.weight.copy_(mine.weight)
-                theirs.bias.copy_(mine.bias)
-            want = mha(x_q, x_kv, x_kv, mask)[0]
-            variants = _reference_variants(x_q, x_kv, lin, n_heads, mask)
-            mine_q = x_q.clone()
-            mine_kv = mine_q if x_kv is x_q else x_kv.clone()  # self-attention: the same tensor twice, as in the model
-            try:
-                with _watch(lin) as ran:
-                    got = (
-                        fn(mine_q, mine_kv, *lin, n_heads) if mask is None else fn(mine_q, mine_kv, *lin, n_heads, mask)
-                    )
-            except NotImplementedError:
-                return not_answered(
-                    "write the body of my_multi_head (it still raises NotImplementedError), then re-run this cell."
-                )
-            except Exception as exc:  # the learner's code may raise anything
-                hint = ""
-                if tq != tk:
-                    hint = (
-                        f" Here Tq = {tq} ≠ Tk = {tk}: the queries come from x_q, the keys and values from x_kv;"
-                        " split each with its own length (t.shape[1])."
-                    )
-                return feedback(False, "", f"{case}: my_multi_head raised {type(exc).__name__}: {exc}.{hint}")
-        if ran:
-            return _refuse(ran[0])
-        if got is None:
-            return not_answered("write the body of my_multi_head (it returns None), then re-run this cell.")
-        if isinstance(got, tuple) and len(got) == 2:
-            got = got[0]  # (out, weights), like MultiHeadAttention: the output is what we compare
-        if not isinstance(got, torch.Tensor) or got.shape != want.shape:
-            shape = tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__
-            return feedback(
-                False,
-                "",
-                f"{case}: the output should be {tuple(want.shape)}, one row per query position of x_q; got {shape}.",
-            )
-        got = got.detach()
-        if torch.allclose(got, want, atol=1e-5):
-            continue
-        if torch.isnan(got).any():
-            return feedback(
-                False,
-                "",
-                f"{case}: your output has NaN — some query has every key masked (−∞ everywhere, 0/0). In the course "
-                "True means *may* attend: fill −∞ where ~mask.",
-            )
-        for name, variant in variants.items():
-            if variant.shape == got.shape and torch.allclose(got, variant, atol=1e-5):
-                return feedback(False, "", f"{case}: {_HINTS[name]}")
-        return feedback(
-            False,
-            "",
-            f"{case}: the shape is right but the numbers differ from MultiHeadAttention's: project (queries from "
-            "x_q, keys and values from x_kv), split into heads (B, H, T, dh), softmax(q kᵀ / √dh) with −∞ where the "
-            "mask is False, times v, put the heads side by side again (B, Tq, d_model), then W_o.",
-        )
-    return feedback(
-        True,
-        "your multi-head attention equals MultiHeadAttention's output: no mask (2 heads), causal mask and "
-        "cross-attention with padding (4 heads).",
-        "",
-    )
+    return MULTI_HEAD.check(fn)
 
 
 def check_mha_parameters(n_params, grows_with_heads) -> bool:
