@@ -2,37 +2,20 @@
 
 from __future__ import annotations
 
-import functools
-import inspect
 import math
 import re
 
 import torch
 from torch import nn
 
-from course_utils.exercises import calls_to, feedback, not_answered
-
-
-def _course_code(obj) -> bool:
-    """A function or class of course_utils (decoder_row_labels, build_model, parameter_counts, reference_step, …):
-    what Exercises 1, 3 and 4 ask the learner to do without."""
-    while isinstance(obj, functools.partial):  # partial(decoder_row_labels, ...) is still the course's code
-        obj = obj.func
-    module = getattr(obj, "__module__", None)
-    return (inspect.isfunction(obj) or inspect.isclass(obj)) and (
-        isinstance(module, str) and module.split(".")[0] == "course_utils"
-    )
+from course_utils.exercises.framework import feedback, not_answered, uses
 
 
 def _uses_course_code(fn, task: str) -> bool:
-    """True (and the ❌ line printed) when fn is, or calls, the course's own code (followed through aliases, module
-    attributes, lambdas and the learner's own helper functions)."""
-    if _course_code(fn):
-        name = getattr(fn, "__name__", None) or getattr(fn.func, "__name__", "a course function")
-        return not feedback(False, "", f"that is {name}, the course's own code: {task}")
-    used = calls_to(fn, _course_code)
+    """True (and the ❌ line printed) when fn is, or names, the course's own code (one static check, `uses`)."""
+    used = uses(fn, ("course_utils", "nb05"))
     if used:
-        feedback(False, "", f"your function calls {used[0]}, the course's own code: {task}")
+        feedback(False, "", f"your function uses {used}, the course's own code: {task}")
     return bool(used)
 
 
