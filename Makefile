@@ -103,6 +103,7 @@ $(COMPAT_STAMP): requirements.txt requirements.lock
 	touch $@
 
 test-compat: $(COMPAT_STAMP)
+	rm -rf build/lib build/bdist.*   # setuptools' in-tree build leaves deleted modules there, and they would ship
 	$(COMPAT_PY) -m pip install --quiet --no-deps --force-reinstall .
 	$(COMPAT_PY) -P -c "import torch, course_utils; print('torch', torch.__version__, '- course_utils from', course_utils.__file__)"
 	$(COMPAT_PY) -m pytest $(NBVAL) -rf notebooks
