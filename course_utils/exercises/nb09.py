@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import ast
-import inspect
+import dataclasses
+import functools
 import math
-import textwrap
 
 import torch
 
 from course_utils.core.data import encode_source, encode_target, pad_batch
 from course_utils.core.places import PLACES, trace_key
-from course_utils.core.precision import DTYPE
-from course_utils.exercises import calls_course_helper, feedback, no_function, not_answered
-from course_utils.measures.attention_stats import head_statistics
+from course_utils.exercises.framework import Exercise, Mistake, feedback, not_answered, short
 from course_utils.measures.interventions import accuracy
 from course_utils.measures.weight_maps import ov_map
 from course_utils.trace.interventions import ablate_head
@@ -64,186 +61,95 @@ MISTAKES = {
 }
 
 
-OWN_VERSION = (
-    "head_detector calls {names}, the course's own version: compute the masses from batch.weights yourself "
-    "(itself_mass, previous_mass and aligned_mass_of are allowed)."
+def _scores(got, want) -> dict[str, float]:
+    if not isinstance(got, dict) or set(got) != set(want):
+        raise TypeError("not the scores")
+    return {m: float(v) for m, v in got.items()}
+
+
+DETECTOR = Exercise(
+    name="head_detector",
+    todo="write head_detector, then re-run this cell.",
+    success="every head matches the course's measures (head_statistics).",
+    reference=detector_variant,
+    mistakes=tuple(Mistake(hint, gives=functools.partial(detector_variant, mistake=m)) for m, hint in MISTAKES.items()),
+    otherwise="not the course's measures: average over every real query of every pair.",
+    returns="a dict {'itself': .., 'previous': ..} (self-attention) or {'aligned': ..} (cross) of numbers",
+    convert=_scores,
+    compare=lambda got, want: all(math.isclose(got[m], want[m], abs_tol=1e-6) for m in want),
+    forbid=("head_statistics", "detector_variant", "aligned_mass", "role_attention", "role_tables"),
+    forbid_hint="the course's own version: compute the masses from batch.weights yourself (itself_mass, "
+    "previous_mass and aligned_mass_of are allowed).",
 )
-# the course's own versions of the detector: the table, its reference variant and the one-sentence measure
-DETECTOR_HELPERS = ("head_statistics", "detector_variant", "aligned_mass", "role_attention", "role_tables")
 
 
 def check_head_detector(head_detector, batch) -> bool:
     """head_detector(batch, place, layer, head) -> {"itself": .., "previous": ..} (self-attention) or
-    {"aligned": ..} (cross), each the mean over every real query of every pair, as attention_stats.head_statistics.
+    {"aligned": ..} (cross), each the mean over every real query of every pair, as detector_variant (DETECTOR).
     Used in notebook 09 §2 (its exercise)."""
-    if no_function(
-        head_detector,
-        "write head_detector, then re-run this cell.",
-        f"head_detector must be a function (batch, place, layer, head) -> dict; got {type(head_detector).__name__}.",
-    ):
-        return False
-    if calls_course_helper(head_detector, DETECTOR_HELPERS, OWN_VERSION):
-        return False
-    stats = head_statistics(batch)
-    heads_ = [(p, layer, h) for p in PLACES for layer in range(batch.n_layers) for h in range(batch.n_heads)]
-    try:
-        got = {key: head_detector(batch, *key) for key in heads_}
-    except NotImplementedError:
-        return not_answered("write head_detector, then re-run this cell.")
-    except Exception as exc:  # a learner's bug: say what happened, no traceback
-        return feedback(False, "", f"head_detector raised {type(exc).__name__}: {_one_line(exc)}")
-    if all(g is None for g in got.values()):
-        return not_answered("write head_detector, then re-run this cell.")
-    for key, g in got.items():
-        want = DETECTED[key[0]]
-        if not isinstance(g, dict) or set(g) != set(want):
-            return feedback(False, "", f"for {key} return a dict with the keys {list(want)}; got {g!r:.80}.")
-        try:
-            [float(v) for v in g.values()]
-        except (TypeError, ValueError):
-            return feedback(False, "", f"for {key} each score must be one number (a float); got {g!r:.80}.")
-    wrong = {
-        key: [m for m in g if not math.isclose(float(g[m]), stats.loc[key, m], abs_tol=1e-6)] for key, g in got.items()
-    }
-    wrong = {k: v for k, v in wrong.items() if v}
-    if not wrong:
-        best = {
-            m: max((k for k, g in got.items() if m in g), key=lambda k: got[k][m])
-            for m in ("previous", "itself", "aligned")
-        }
-        return feedback(
-            True,
-            f"all {len(heads_)} heads match the course's measures (head_statistics). The strongest: "
-            + "; ".join(f"{m} {got[k][m]:.2f} ({k[0]}, layer {k[1]}, head {k[2]})" for m, k in best.items())
-            + ".",
-            "",
-        )
-    key, measures = next(iter(wrong.items()))
-    for mistake, hint in MISTAKES.items():
-        v = detector_variant(batch, *key, mistake=mistake)
-        if all(math.isclose(float(got[key][m]), v.get(m, math.nan), abs_tol=1e-6) for m in measures):
-            return feedback(False, "", f"{key}: {hint}")
-    return feedback(
-        False,
-        "",
-        f"{len(wrong)} of {len(heads_)} heads differ from the course's measures, e.g. {key} {measures}: "
-        f"{', '.join(f'{m} {float(got[key][m]):.3f}' for m in measures)}. Average over every real query of every pair.",
-    )
+    heads = [(p, layer, h) for p in PLACES for layer in range(batch.n_layers) for h in range(batch.n_heads)]
+    cases = [(f"{p}, layer {layer}, head {h}", (batch, p, layer, h)) for p, layer, h in heads]
+    return dataclasses.replace(DETECTOR, cases=cases).check(head_detector)
 
 
 # Exercise 2: what a head writes, W^V_h W^O_h
 
 
-def _ov_variants(attn, head: int) -> dict[str, torch.Tensor]:
-    dh = attn.d_head
-    sl = slice(head * dh, (head + 1) * dh)
-    wv, wo = attn.w_v.weight.detach(), attn.w_o.weight.detach()
-    return {
-        "rows": (
-            wv[sl].T @ wo[sl],
-            "W^O_h is head h's dh COLUMNS of w_o.weight (nn.Linear stores (out, in)), not its rows.",
-        ),
-        "transposed": (
-            wo[:, sl] @ wv[sl],
-            "that is the transpose: in the row convention a key vector y is written as y · W^V_h · W^O_h, "
-            "so W^V_h (d_model, dh) comes first.",
-        ),
-        "all heads": (wv.T @ wo.T, "that is every head together (W^V W^O); take only head h's dh features."),
-    }
+def _head(attn, head: int) -> slice:
+    return slice(head * attn.d_head, (head + 1) * attn.d_head)
 
 
-def _calls_library_ov_map(fn) -> bool:
-    """True when fn calls the course's copy, `weight_maps.ov_map`, under any name: a call `<module>.ov_map(...)`,
-    or a call of a name that fn's globals bind to the library function (the learner's own function is also
-    named ov_map, so the plain name alone does not count)."""
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
-    except (OSError, TypeError, SyntaxError):
-        return False
-    names = getattr(fn, "__globals__", {})
-    return any(
-        isinstance(n, ast.Call)
-        and (
-            (isinstance(n.func, ast.Attribute) and n.func.attr == "ov_map")
-            or (isinstance(n.func, ast.Name) and names.get(n.func.id) is ov_map)
-        )
-        for n in ast.walk(tree)
+def _weights(attn):
+    return attn.w_v.weight.detach(), attn.w_o.weight.detach()
+
+
+OV_MISTAKES = (
+    Mistake(
+        "W^O_h is head h's dh COLUMNS of w_o.weight (nn.Linear stores (out, in)), not its rows.",
+        gives=lambda attn, h: _weights(attn)[0][_head(attn, h)].T @ _weights(attn)[1][_head(attn, h)],
+    ),  # fmt: skip
+    Mistake(
+        "that is the transpose: a key vector y is written as y · W^V_h · W^O_h, so W^V_h (d_model, dh) comes first.",
+        gives=lambda attn, h: _weights(attn)[1][:, _head(attn, h)] @ _weights(attn)[0][_head(attn, h)],
+    ),  # fmt: skip
+    Mistake(
+        "that is every head together (W^V W^O); take only head h's dh features.",
+        gives=lambda attn, h: _weights(attn)[0].T @ _weights(attn)[1].T,
+    ),  # fmt: skip
+    Mistake(
+        "the heads are swapped: head h uses features h·dh to (h + 1)·dh.",
+        gives=lambda attn, h: _weights(attn)[0][_head(attn, 1 - h)].T @ _weights(attn)[1][:, _head(attn, 1 - h)].T,
+    ),  # fmt: skip
+)
+
+
+def ov_spec(model, prefix: str = "encoder.0.self") -> Exercise:
+    """Exercise 2's spec: ov_map(attn, head) -> W^V_h W^O_h (d_model, d_model) for every head of `prefix`, as
+    weight_maps.ov_map, written without the course's code. Used in notebook 09 §3 (its exercise)."""
+    from course_utils.measures.weight_maps import attention_module
+
+    attn = attention_module(model, prefix)
+    return Exercise(
+        name="ov_map",
+        todo="write ov_map, then re-run this cell.",
+        success=f"W^V_h W^O_h of every head of {prefix} ({attn.d_model} × {attn.d_model}, rank dh = {attn.d_head}: "
+        f"the head writes into a {attn.d_head}-dimensional part of the {attn.d_model} features).",
+        reference=lambda attn, h: ov_map(model, prefix, h),
+        cases=[(f"head {h}", (attn, h)) for h in range(attn.n_heads)],
+        mistakes=OV_MISTAKES,
+        otherwise="not W^V_h W^O_h: take head h's columns of W^V = w_v.weight.T and head h's rows of W^O = "
+        "w_o.weight.T, and multiply them in that order.",
+        returns=f"a ({attn.d_model}, {attn.d_model}) tensor",
+        forbid=("course_utils",),
+        forbid_hint="the course's code; build W^V_h W^O_h yourself from attn.w_v and attn.w_o.",
+        atol=1e-5,
     )
-
-
-OV_HELPERS = ("head_banks", "query_bank", "written_vectors", "qk_map")  # the course's slicing and its products
-
-
-def _one_line(exc: Exception) -> str:
-    """An exception's message on one line (a learner's error may span several)."""
-    return " ".join(str(exc).split())[:200]
 
 
 def check_ov_map(ov_map_fn, model, prefix: str = "encoder.0.self") -> bool:
-    """ov_map_fn(attn, head) -> W^V_h W^O_h (d_model, d_model), attn a MultiHeadAttention (e.g. model.encoder[0].self_attn);
-    compared with weight_maps.ov_map for every head of `prefix`.
+    """ov_map_fn(attn, head) -> W^V_h W^O_h (d_model, d_model), attn a MultiHeadAttention (ov_spec).
     Used in notebook 09 §3 (its exercise)."""
-    from course_utils.measures.weight_maps import attention_module as _mha
-
-    if no_function(
-        ov_map_fn,
-        "write ov_map, then re-run this cell.",
-        f"ov_map must be a function (attn, head) -> a (d_model, d_model) tensor; got {type(ov_map_fn).__name__}.",
-    ):
-        return False
-    if calls_course_helper(
-        ov_map_fn,
-        OV_HELPERS,
-        "ov_map calls {names}, the course's own slicing: take head h's part of attn.w_v and attn.w_o yourself.",
-    ):
-        return False
-    if _calls_library_ov_map(ov_map_fn):
-        return feedback(
-            False,
-            "",
-            "ov_map calls the course's copy (weight_maps.ov_map): build W^V_h W^O_h yourself from attn.w_v and attn.w_o.",
-        )
-    attn = _mha(model, prefix)
-    try:
-        got = [ov_map_fn(attn, h) for h in range(attn.n_heads)]
-    except NotImplementedError:
-        return not_answered("write ov_map, then re-run this cell.")
-    except Exception as exc:  # a learner's bug: say what happened, no traceback
-        return feedback(False, "", f"ov_map raised {type(exc).__name__}: {_one_line(exc)}")
-    if any(g is None for g in got):
-        return not_answered("write ov_map, then re-run this cell.")
-    try:
-        got = [torch.as_tensor(g).detach().to(DTYPE) for g in got]
-    except (TypeError, ValueError, RuntimeError):
-        return feedback(False, "", f"ov_map must return a tensor (d_model, d_model); got {type(got[0]).__name__}.")
-    d = attn.d_model
-    if any(g.shape != (d, d) for g in got):
-        return feedback(
-            False,
-            "",
-            f"W^V_h W^O_h maps a d_model vector to a d_model vector: shape ({d}, {d}); got {tuple(got[0].shape)}.",
-        )
-    want = [ov_map(model, prefix, h) for h in range(attn.n_heads)]
-    if all(torch.allclose(g, w, atol=1e-5) for g, w in zip(got, want)):
-        ranks = [int(torch.linalg.matrix_rank(w)) for w in want]
-        return feedback(
-            True,
-            f"W^V_h W^O_h of every head of {prefix} ({d} × {d}, rank {ranks[0]} = dh: the head writes into a "
-            f"{ranks[0]}-dimensional part of the {d} features).",
-            "",
-        )
-    if all(torch.allclose(g, want[1 - h], atol=1e-5) for h, g in enumerate(got)) and attn.n_heads == 2:
-        return feedback(False, "", "the heads are swapped: head h uses features h·dh to (h + 1)·dh.")
-    for h, g in enumerate(got):
-        for candidate, hint in _ov_variants(attn, h).values():
-            if torch.allclose(g, candidate, atol=1e-5):
-                return feedback(False, "", f"head {h}: {hint}")
-    return feedback(
-        False,
-        "",
-        "the result differs from W^V_h W^O_h: take head h's columns of W^V = w_v.weight.T and head h's rows of "
-        "W^O = w_o.weight.T, and multiply them in that order.",
-    )
+    return ov_spec(model, prefix).check(ov_map_fn)
 
 
 # A prediction before the interventions table: cross-attention forced uniform (no earlier notebook prints it)
@@ -260,17 +166,15 @@ def check_cross_uniform_prediction(my_prediction, table) -> bool:
             "write your guess into my_prediction (a share from 0 to 1) "
             "before you look at the table, then re-run both cells."
         )
-    if isinstance(my_prediction, bool):
-        return feedback(False, "", f"my_prediction must be a number from 0 to 1, not {my_prediction!r}.")
     try:
-        guess = float(my_prediction)
+        guess = float(my_prediction) if not isinstance(my_prediction, bool) else math.nan
     except (TypeError, ValueError):
-        return feedback(False, "", f"my_prediction must be a number from 0 to 1; got {type(my_prediction).__name__}.")
+        guess = math.nan
     if 1 < guess <= 100:
         guess /= 100  # a percentage
     if not 0 <= guess <= 1:
         return feedback(
-            False, "", f"my_prediction must be a share from 0 to 1 (or a percentage); got {my_prediction!r}."
+            False, "", f"my_prediction must be a share from 0 to 1 (or a percent); got {short(my_prediction)}."
         )
     try:
         truth = float(table.loc[PREDICTED_ROW, "train"])
@@ -324,7 +228,9 @@ def check_remove_cross_layer(patches, model, pairs) -> bool:
     try:
         got = _logits(model, sample, patches)
     except Exception as exc:
-        return feedback(False, "", f"running with your patches raised {type(exc).__name__}: {_one_line(exc)}")
+        return feedback(
+            False, "", f"running with your patches raised {type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+        )
     want, plain = _logits(model, sample, reference_patches(0)), _logits(model, sample, {})
     if torch.allclose(got, want, atol=1e-5):
         acc = accuracy(model, pairs, patches)
