@@ -37,8 +37,8 @@ from conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402  (the course's one wa
 
 from course_utils.measures.probing import five_sentences, word_order_traces  # noqa: E402
 from course_utils.views.clientside.attention import attention_view  # noqa: E402
-from course_utils.views.clientside.base import NPM_PACKAGES, VEGA_FILES, VEGA_STATIC_DIR  # noqa: E402
 from course_utils.views.clientside.five import five_view  # noqa: E402
+from course_utils.views.clientside.loader import NPM_PACKAGES, VEGA_FILES, VEGA_STATIC_DIR  # noqa: E402
 from course_utils.views.clientside.word_order import word_order_view  # noqa: E402
 from course_utils.views.clientside.word_path import word_path_view  # noqa: E402
 

@@ -248,6 +248,10 @@ def unused(srcs: dict[str, str], users: dict[str, str]) -> list[str]:
     for source in srcs.values():
         tree = ast.parse(source)
         for node in tree.body:
+            if isinstance(node, (ast.Import, ast.ImportFrom)) or (
+                isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets)
+            ):
+                continue  # a layer's re-export (`from .x import a` + `__all__`) is not a use
             own = getattr(node, "name", None)
             segment = ast.get_source_segment(source, node) or ""
             for w in set(re.findall(r"[A-Za-z_]\w*", segment)) - {own}:
@@ -271,6 +275,11 @@ def test_every_public_function_is_used():
 def test_the_unused_check_finds_a_dead_function():
     srcs = {"course_utils.measures.x": "def used():\n    return 1\n\n\ndef dead():\n    return dead\n"}
     assert unused(srcs, {"nb": "used()"}) == ["course_utils.measures.x.dead (line 5)"]
+    reexported = {
+        **srcs,
+        "course_utils.measures": 'from course_utils.measures.x import dead, used\n__all__ = ["dead"]\n',
+    }
+    assert unused(reexported, {"nb": "used()"}) == ["course_utils.measures.x.dead (line 5)"]
 
 
 @pytest.mark.parametrize("layer", LAYERS)

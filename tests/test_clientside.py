@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from clientside_rows import tsv_rows  # tests/ is on sys.path under pytest
 from conftest import missing_tool
 
 from course_utils.core.data import load_probes
@@ -21,18 +22,11 @@ from course_utils.measures.qkv import word_qkv
 from course_utils.trace.pretrained import trace_sentence
 from course_utils.trace.tracing import run_with_trace
 from course_utils.views.clientside.attention import attention_view
-from course_utils.views.clientside.base import (
-    DECIMALS,
-    NPM_PACKAGES,
-    VEGA_FILES,
-    VEGA_STATIC_DIR,
-    VEGALITE_MIME,
-    spec_json,
-    tsv_rows,
-    view_html,
-)
+from course_utils.views.clientside.base import VEGALITE_MIME, spec_json, view_html
 from course_utils.views.clientside.five import five_view
+from course_utils.views.clientside.loader import NPM_PACKAGES, VEGA_FILES, VEGA_STATIC_DIR
 from course_utils.views.clientside.seed_attention import seed_attention_view
+from course_utils.views.clientside.tsv import DECIMALS
 from course_utils.views.clientside.word_path import word_path_view
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -449,7 +449,7 @@ def test_notebook_patching_functions_agree_with_the_library():
 
 
 def test_seed_verdict_counts_agreeing_seeds():
-    from course_utils.measures.tables import seed_range, seed_verdict
+    from course_utils.measures.verdicts import seed_range, seed_verdict
 
     assert seed_verdict({0: True, 1: True, 2: True, 3: True, 4: True}) == "holds (5/5 seeds)"
     assert seed_verdict(dict.fromkeys(range(5), False)) == "false (5/5 seeds)"

@@ -41,7 +41,7 @@ from course_utils.measures.weight_maps import (
 from course_utils.trace.interventions import ablate_head, uniform_attention
 from course_utils.trace.tracing import patch, run_with_trace
 from course_utils.training.train import exact_match
-from course_utils.views.heads import plot_vocab_scores
+from course_utils.views.heads import plot_vocab_scores_by_head
 from course_utils.views.heatmaps import plot_attention
 from course_utils.views.widgets import render
 
@@ -432,8 +432,8 @@ def test_vocab_scores_are_the_head_scores_of_word_parts(shipped_model):
     q = E[0] @ attn.w_q.weight[32:].T + attn.w_q.bias[32:]
     k = E[1] @ attn.w_k.weight[32:].T + attn.w_k.bias[32:]
     assert table.loc["eat", "apple"] == pytest.approx(float((q @ k).detach()) / 32**0.5, abs=1e-4)
-    fig = plot_vocab_scores([vocab_scores(shipped_model, h) for h in range(2)], ["head 0", "head 1"])
-    assert len(fig.axes) == 3 and fig.axes[2].get_ylabel() == "score − its row's mean"  # one shared colour bar
+    fig = plot_vocab_scores_by_head([vocab_scores(shipped_model, h) for h in range(2)], ["head 0", "head 1"])
+    assert len(fig.axes) == 4 and fig.axes[3].get_ylabel() == "score − its row's mean"  # a colour bar per head
     plt.close("all")
 
 

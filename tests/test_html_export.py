@@ -21,10 +21,14 @@ import nbformat
 import pytest
 from conftest import missing_tool
 
-from course_utils.views.clientside.base import NPM_PACKAGES, VEGA_FILES, VEGA_STATIC_DIR, ClientSideView
+from course_utils.views.clientside.base import ClientSideView
+from course_utils.views.clientside.loader import NPM_PACKAGES, VEGA_FILES, VEGA_STATIC_DIR
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 from export_html import NPM, STATIC, URLS, AssetError, export, heading  # build tooling lives in tools/
+
+# the slow tier (make test-all): exports every notebook, reads the pages in Chromium
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb"))
 WIDGET = "application/vnd.jupyter.widget-view+json"
@@ -236,7 +240,7 @@ def test_index(browser, site):
 
 def test_static_files(site):
     """The pages' script URLs point into _static/, which holds them; and the Vega files the client-side views
-    load (views.clientside.base.VEGA_FILES) are there, from the npm versions that module names."""
+    load (views.clientside.loader.VEGA_FILES) are there, from the npm versions that module names."""
     for url in URLS.values():
         assert url.startswith(f"{STATIC}/") and (site / url.split("?")[0]).is_file(), url
     for local, _ in VEGA_FILES.values():

@@ -12,11 +12,12 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from clientside_rows import tsv_rows  # tests/ is on sys.path under pytest
 
 from course_utils.core.places import PLACE_NAMES, PLACES, trace_key
 from course_utils.trace.tracing import run_with_trace
 from course_utils.training.zoo import SEEDS
-from course_utils.views.clientside.base import VEGALITE_MIME, tsv_rows
+from course_utils.views.clientside.base import VEGALITE_MIME
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "05_training_the_translator.ipynb"
 

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import course_utils.views.widgets as views_widgets
-from course_utils.core.errors import CourseInputError, ShapeError, UnknownWordError
+from course_utils.core.errors import ShapeError, UnknownWordError
 from course_utils.views.widgets import (
     UNKNOWN_WORD,
     built,
@@ -147,21 +147,15 @@ def test_choice_is_a_row_of_buttons_with_the_first_option_by_default():
     assert choice([4, 16, 64], 16).value == 16
 
 
-@pytest.mark.parametrize("layout", ["row", "column"])
-def test_controls_sit_in_one_wrapping_row_above_the_plot_with_one_label_width(layout):
+def test_controls_sit_in_one_wrapping_row_above_the_plot_with_one_label_width():
     controls = {"word": dropdown(["eat"], description="word"), "kinds (ctrl-click)": slider(0, 1, description="kinds")}
     controls["kinds (ctrl-click)"].description = "kinds (ctrl-click)"
-    ui = interactive_plot(lambda word, **_: None, controls, layout=layout)
+    ui = interactive_plot(lambda word, **_: None, controls)
     box, out = ui.children
     assert out is ui.output and box.children == tuple(controls.values())  # controls first, then the plot
     assert box.layout.display == "flex" and box.layout.flex_flow == "row wrap"  # wraps; never a tall column
     widths = {w.style.description_width for w in controls.values()}
     assert len(widths) == 1 and widths.pop().endswith("em")
-
-
-def test_an_unknown_layout_is_a_course_error():
-    with pytest.raises(CourseInputError, match="layout must be one of"):
-        interactive_plot(lambda: None, {}, layout="grid")
 
 
 def test_a_message_is_html_that_wraps_between_words_with_a_plain_text_form(monkeypatch):

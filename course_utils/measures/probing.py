@@ -5,7 +5,6 @@
     model = load_standard_model("none").model
     a, b = word_order_traces(model)                   # "we can eat apple", "apple eat can we"
     order_gaps(a, b, ["encoder.0.self.k", "encoder.1.layer_out"])
-    cosine_across(a, b, "encoder.0.self.q", uuid="q0")   # colour-styled table, words on both axes
 
 08 measures how far the vectors of a word move between sentences:
 
@@ -14,7 +13,8 @@
     spread_table(traces)                              # one row per side/layer/place/kind
 
 Every function takes `inspect.tracing.Trace` objects; vectors come from `Trace.vectors` (heads side by
-side when head is None). The distances are `measures.similarity`'s; the figures are `views.probing`.
+side when head is None). The distances are `measures.similarity`'s; the figures are `views.probing`, the cosine
+tables `views.tables`.
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ from course_utils.core.model import translate_batch
 from course_utils.core.places import HEAD_KINDS, PLACES, VECTOR_KINDS, head_index, place_prefix, trace_key
 from course_utils.measures.projection import collect_vectors, fit_projection
 from course_utils.measures.similarity import cosine_matrix, mean_pairwise_cosine_distance, rowwise_cosine
-from course_utils.measures.tables import StyledTable, cosine_table
 from course_utils.trace.tracing import run_with_trace
 from course_utils.training.zoo import load_standard_model
 
@@ -119,25 +118,6 @@ def order_gaps(trace_a, trace_b, keys, head=None) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows).set_index("key")
-
-
-def cosine_across(
-    trace_a, trace_b, key: str, head=None, *, uuid: str, caption: str | None = None, decimals: int = 3
-) -> StyledTable:
-    """Colour-styled cosine table: rows = vectors of sentence a, columns = vectors of sentence b.
-
-    `uuid` must differ between the tables of one notebook (the HTML ids must be unique and fixed).
-
-    Used in notebook 07 (Q across the two sentences; K and V across the two sentences; X4 and the layers above).
-    """
-    A, B = key_vectors(trace_a, key, head), key_vectors(trace_b, key, head)
-    if A.ndim != 2:
-        raise ValueError(f"{key} is not a set of vectors; choose q, k, v, x1, out or layer_out")
-    caption = (
-        caption
-        or f"{key}: cosine between the words of '{' '.join(trace_a.src_tokens)}' (rows) and '{' '.join(trace_b.src_tokens)}' (columns)"
-    )
-    return cosine_table(A, B, trace_a.tokens(key), trace_b.tokens(key), caption=caption, decimals=decimals, uuid=uuid)
 
 
 def anti_diagonal(M) -> np.ndarray:

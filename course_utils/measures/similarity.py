@@ -7,7 +7,7 @@
     mean_pairwise_cosine_distance(V)     08: how far one word's vectors move between sentences (its word spread)
 
 Every cosine is `rowwise_cosine` underneath. Nothing here knows about models or traces: `measures.clustering`,
-`measures.probing`, `measures.tables` and `views.vectors` compute their numbers with these.
+`measures.probing`, `views.tables` and `views.vectors` compute their numbers with these.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """Notebooks 09 and 10's per-head figures: where each head looks by word role, what it prefers, where it looks.
 
     plot_roles(batch, "cross", 1)                               # 09 §2: one panel per head, by word role
-    plot_vocab_scores(tables, ["head 0", "head 1"])             # which key word each query word prefers, one scale
-    plot_vocab_scores_by_head(tables, ["head 0", "head 1"])     # 09 §3: the same, each head on its own colour scale
+    plot_vocab_scores_by_head(tables, ["head 0", "head 1"])     # 09 §3: which key word each query word prefers
     plot_head_grid(head_masses(cache, lengths, n_layers))       # 10 §4: layers x heads, one panel per measure
 
 The numbers are `measures.attention_stats.role_attention`, `measures.weight_maps.vocab_scores` and
@@ -71,42 +70,10 @@ def plot_roles(batch: BatchTrace, place: str, layer: int):
     )
 
 
-def plot_vocab_scores(tables: list[pd.DataFrame], titles: list[str], suptitle: str = ""):
-    """One panel per head: the vocabulary's scores, each row minus its mean (what softmax sees), one colour bar.
-
-    Used in notebook 09 §3.
-    """
-    import matplotlib.pyplot as plt
-
-    centred = [t.to_numpy() - t.to_numpy().mean(1, keepdims=True) for t in tables]
-    v = max(float(np.abs(c).max()) for c in centred)
-    fig, axes = plt.subplots(1, len(tables), figsize=(6.2 * len(tables) + 0.8, 6.4), layout="constrained")
-    axes = np.atleast_1d(axes)
-    for i, (ax, c, t, title) in enumerate(zip(axes, centred, tables, titles)):
-        heatmap(
-            c,
-            list(t.index),
-            list(t.columns),
-            ax=ax,
-            title=title,
-            xlabel="key word",
-            ylabel="query word" if i == 0 else "",
-            annot=False,
-            cmap="RdBu_r",
-            vmin=-v,
-            vmax=v,
-            cbar=False,
-        )
-        ax.tick_params(labelsize=8)
-    fig.colorbar(axes[-1].images[0], ax=list(axes), fraction=0.03, pad=0.02, label="score − its row's mean")
-    if suptitle:
-        fig.suptitle(suptitle)
-    return fig
-
-
 def plot_vocab_scores_by_head(tables: list[pd.DataFrame], titles: list[str], suptitle: str = ""):
-    """As plot_vocab_scores, but each panel on its own colour scale with its own colour bar, so that a head whose
-    scores vary less is not washed out by the other one (the bars say how far each head's scale reaches).
+    """One panel per head: the vocabulary's scores, each row minus its mean (what softmax sees), each panel on its
+    own colour scale with its own colour bar, so that a head whose scores vary less is not washed out by the other
+    one (the bars say how far each head's scale reaches).
 
     Used in notebook 09 §3.
     """

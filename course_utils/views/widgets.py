@@ -41,7 +41,6 @@ from matplotlib.figure import Figure
 from course_utils.core.errors import CourseInputError
 
 CACHE_SIZE = 64  # views kept per widget (a PNG is ~30-80 kB)
-LAYOUTS = ("row", "column")  # both compact: a wrapping row of controls above the plot ("column" kept for old calls)
 MAX_VIEWS = 48  # drive(): every combination up to this many, else a pairwise-covering set
 UNKNOWN_WORD = "qqq"  # drive(): a word no vocabulary holds, typed into each text box
 _BUILT: list = []  # every ui interactive_plot built since the last clear_built()
@@ -159,17 +158,15 @@ class CourseWidget(widgets.VBox):
         return data
 
 
-def interactive_plot(plot_fn, controls: dict, *, layout: str = "row", cache: bool = True) -> widgets.VBox:
+def interactive_plot(plot_fn, controls: dict, *, cache: bool = True) -> widgets.VBox:
     """A compact wrapping row of `controls` (name -> widget) above an Output that re-renders on every change.
 
     The descriptions get one width, so labels line up when the row wraps; the plot stays right below the controls.
-    layout: "row" or "column" (kept for older calls; both give the compact row). cache=True keeps each view per
-    choice (see the module docstring); ui.clear_cache() empties it. ui.message is the message shown now (or None).
+    cache=True keeps each view per choice (see the module docstring); ui.clear_cache() empties it. ui.message is the
+    message shown now (or None).
 
     Used in notebooks 06 §5, 08 (The vectors we compare), 09 §5 and 10 §4.
     """
-    if layout not in LAYOUTS:
-        raise CourseInputError(f"layout must be one of {list(LAYOUTS)}; got {layout!r}")
     out = widgets.Output()
     views = OrderedDict() if cache else None
     state = {"held": False}

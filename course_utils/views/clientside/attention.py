@@ -10,8 +10,9 @@ it for `views.clientside.seed_attention` (notebook 05) too.
 from __future__ import annotations
 
 from course_utils.core.places import PLACE_NAMES, PLACES, trace_key
-from course_utils.views.clientside.base import DECIMALS, ClientSideView
+from course_utils.views.clientside.base import ClientSideView
 from course_utils.views.clientside.heatmap import heatmap_view
+from course_utils.views.clientside.tsv import DECIMALS
 from course_utils.views.heatmaps import decoder_row_labels
 
 

@@ -14,7 +14,8 @@ import altair as alt
 
 from course_utils.core.places import HEAD_KINDS, PLACE_NAMES, PLACES, VECTOR_KINDS, WHOLE_LAYER_KINDS
 from course_utils.measures.probing import five_projection, shared_mask
-from course_utils.views.clientside.base import DECIMALS, ClientSideView, chart_view
+from course_utils.views.clientside.base import ClientSideView, chart_view
+from course_utils.views.clientside.tsv import DECIMALS
 from course_utils.views.style import KIND_COLOURS
 
 # ---- notebook 08's five sentences in one projection (views.probing.plot_five) per places, layer, kinds ----

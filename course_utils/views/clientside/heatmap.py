@@ -12,7 +12,9 @@ import json
 
 import altair as alt
 
-from course_utils.views.clientside.base import DECIMALS, ClientSideView, control_params, label_key, rows_tsv
+from course_utils.views.clientside.base import ClientSideView
+from course_utils.views.clientside.controls import control_params
+from course_utils.views.clientside.tsv import DECIMALS, label_key, rows_tsv
 
 WRAP_PANELS = 4  # heatmap_view: more panels than this wrap into rows of this many
 

@@ -11,7 +11,8 @@ import altair as alt
 
 from course_utils.core.toys import SENTENCES_2D
 from course_utils.measures.similarity import cosine, dot
-from course_utils.views.clientside.base import ClientSideView, chart_view, control_params
+from course_utils.views.clientside.base import ClientSideView, chart_view
+from course_utils.views.clientside.controls import control_params
 
 # ---- notebook 01's two sentence vectors (views.vectors.plot_pair) for every pair ----
 

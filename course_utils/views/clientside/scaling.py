@@ -10,7 +10,9 @@ from __future__ import annotations
 import altair as alt
 
 from course_utils.measures.attention_stats import DIVISORS, divisor_value, random_scores, stats_of_scores
-from course_utils.views.clientside.base import ClientSideView, chart_view, control_params, label_key, rows_tsv
+from course_utils.views.clientside.base import ClientSideView, chart_view
+from course_utils.views.clientside.controls import control_params
+from course_utils.views.clientside.tsv import label_key, rows_tsv
 
 # ---- notebook 03's scaling picture (views.scaling.plot_scaling) per d and divisor ----
 

@@ -14,7 +14,8 @@ import altair as alt
 
 from course_utils.core.places import HEAD_KINDS, PLACE_NAMES, PLACES, VECTOR_KINDS, place_prefix
 from course_utils.measures.projection import collect_vectors, fit_projection, identical_groups
-from course_utils.views.clientside.base import DECIMALS, ClientSideView, chart_view
+from course_utils.views.clientside.base import ClientSideView, chart_view
+from course_utils.views.clientside.tsv import DECIMALS
 from course_utils.views.style import KIND_COLOURS
 
 NEAR_LABELS = 0.06  # word_path_view: one label for epochs closer than this share of the panel's span

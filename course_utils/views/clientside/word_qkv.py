@@ -12,7 +12,9 @@ import altair as alt
 
 from course_utils.measures.qkv import word_qkv
 from course_utils.views.clientside.attention import choices_text
-from course_utils.views.clientside.base import DECIMALS, ClientSideView, chart_view, control_params, label_key, rows_tsv
+from course_utils.views.clientside.base import ClientSideView, chart_view
+from course_utils.views.clientside.controls import control_params
+from course_utils.views.clientside.tsv import DECIMALS, label_key, rows_tsv
 
 # ---- notebook 02's q, k and v of one word (views.qkv.plot_word_qkv) per word choice and layer ----
 
