@@ -30,7 +30,8 @@ A complete small spec (the learner writes `my_double(x)`; the notebook calls `ex
         return DOUBLE.check(fn)
 
 A value exercise leaves out `cases` and gives the right value as `reference` (Mistake(gives=) is then a wrong
-value). A True/False prediction uses `check_true_false`, a multiple choice `check_choice`. A spec whose numbers
+value; a dict answer is compared key by key, a word in lower case). A True/False prediction uses
+`check_true_false`, a multiple choice `check_choice`, a prediction that is not graded `compared`. A spec whose numbers
 come from the notebook (a measured row) is built inside the checker. Tests parametrize over `SPEC.mistakes`:
 `SPEC.check(learner(m.gives))` prints `m.hint` (`learner` hides a reference from the static check, as tests need).
 """
@@ -86,7 +87,7 @@ def number(x) -> float:
     Used by the checkers of notebooks 01-10 (a number answer)."""
     if isinstance(x, (str, bytes, bool, np.bool_)) or np.ndim(x) != 0:
         raise TypeError("not one number")
-    value = float(x)
+    value = float(x.detach() if isinstance(x, torch.Tensor) else x)  # a loss tensor too, without a warning
     if not math.isfinite(value):
         raise TypeError("not finite")
     return value
@@ -102,8 +103,9 @@ def whole(x) -> int:
 
 
 def like(got, want):
-    """The learner's result converted to the reference's kind (tensor, array, bool, number, tuple); raises one of
-    WRONG_TYPE when it cannot be. Used by every Exercise (notebooks 01-10) unless its spec gives `convert`."""
+    """The learner's result converted to the reference's kind (tensor, array, bool, number, tuple, a word in lower
+    case, a dict with the same keys); raises one of WRONG_TYPE when it cannot be.
+    Used by every Exercise (notebooks 01-10) unless its spec gives `convert`."""
     if isinstance(want, torch.Tensor):
         if isinstance(got, (str, bytes)):
             raise TypeError("a string")
@@ -120,6 +122,14 @@ def like(got, want):
         if isinstance(got, (str, bytes)) or len(got) != len(want):
             raise TypeError("not as many parts")
         return tuple(like(g, w) for g, w in zip(got, want))
+    if isinstance(want, str):
+        if not isinstance(got, str):
+            raise TypeError("not a word")
+        return got.strip().lower()
+    if isinstance(want, dict):
+        if not isinstance(got, dict) or set(got) != set(want):
+            raise TypeError("not the same keys")
+        return {k: like(got[k], w) for k, w in want.items()}
     return got
 
 
@@ -137,7 +147,7 @@ def wrong_shape(got, want) -> str | None:
 
 
 def close(got, want, atol: float = 1e-6, rtol: float = 1e-5) -> bool:
-    """got equals want within atol + rtol·|want| (tensors, arrays, numbers, tuples of them); == for anything else.
+    """got equals want within atol + rtol·|want| (tensors, arrays, numbers, tuples and dicts of them); == otherwise.
     Used by every Exercise (notebooks 01-10)."""
     try:
         if isinstance(want, torch.Tensor):
@@ -150,6 +160,8 @@ def close(got, want, atol: float = 1e-6, rtol: float = 1e-5) -> bool:
             return abs(float(got) - want) <= atol + rtol * abs(want)
         if isinstance(want, (tuple, list)) and not isinstance(got, str):
             return len(got) == len(want) and all(close(g, w, atol, rtol) for g, w in zip(got, want))
+        if isinstance(want, dict):
+            return got.keys() == want.keys() and all(close(got[k], w, atol, rtol) for k, w in want.items())
         return bool(got == want)
     except WRONG_TYPE:  # a mistake's answer of another shape or kind
         return False
@@ -277,7 +289,8 @@ class Exercise:
     atol: float = 1e-6
     rtol: float = 1e-5
     run: Callable = _call  # run(f, args): how the learner's function (and the reference, the mistakes) is called
-    on_error: Callable | None = None  # (exception, args) -> a hint line for an error the learner's code raised
+    on_error: Callable | None = None  # (exception, args) -> a hint line for an error the learner's code raised, or None
+    # (torch raises NotImplementedError for some wrong calls: on_error's hint is given before the ✍ line)
 
     def check(self, answer) -> bool:
         """Print one line for the learner's answer; True when it is right."""
@@ -303,10 +316,10 @@ class Exercise:
             want = self.run(self.reference, _fresh(args))
             try:
                 got = self.run(answer, _fresh(args))
-            except NotImplementedError:
-                return NOT_ANSWERED + self.todo
             except Exception as exc:  # the learner's code may raise anything: one line, never a traceback
                 hint = self.on_error(exc, args) if self.on_error else None
+                if hint is None and isinstance(exc, NotImplementedError):  # the placeholder body
+                    return NOT_ANSWERED + self.todo
                 return NOT_YET + (hint or f"{where} raised {type(exc).__name__}: {first_line(exc)}")
             if got is None:
                 return NOT_ANSWERED + self.todo
@@ -370,6 +383,24 @@ def check_choice(answer, choices, right, *, todo: str, success: str, hints=None,
         return feedback(False, "", f"answer one of {', '.join(map(repr, choices))}; got {short(answer)}.")
     chosen = by_key[_key(answer)]
     return feedback(chosen == right, success, (hints or {}).get(chosen, otherwise))
+
+
+def compared(prediction, truth) -> str:
+    """One sentence on a prediction that is compared, not graded: 'You made no prediction.', 'Your prediction was
+    right.' or 'You predicted …'. Words ignore case and spaces, '1' is 1, a list or set is compared as a set.
+    Used by the checkers of notebooks 06, 07 and 08 (their predictions)."""
+    if prediction is None:
+        return "You made no prediction."
+    return "Your prediction was right." if _plain(prediction) == _plain(truth) else f"You predicted {prediction!r}."
+
+
+def _plain(x):
+    if isinstance(x, str):
+        x = x.strip().lower()
+        return int(x) if x.isdigit() else x
+    if isinstance(x, (set, frozenset, list, tuple)):
+        return frozenset(_plain(v) for v in x)
+    return x
 
 
 def _key(text: str) -> str:
