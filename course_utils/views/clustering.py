@@ -26,6 +26,7 @@ from course_utils.views.style import (
     LABEL_OFFSETS,
     SENTENCE_MARKERS,
     avoid_overlaps,
+    describe,
     fixed_layout,
 )
 
@@ -73,6 +74,13 @@ def plot_context_distance(table: pd.DataFrame, word: str = "eat", sentences=PAIR
     fig.legend(handles=handles, loc="center right", fontsize=8, title="kind")
     fig.suptitle(f"How different is '{word}' in '{sentences[0]}' and '{sentences[1]}'?", fontsize=11)
     fig.set_layout_engine("tight", rect=(0, 0, 0.88, 1))
+    kinds = [k for k in VECTOR_KINDS if k in set(table["kind"])]
+    describe(
+        fig,
+        f"Line charts, one per place ({', '.join(places)}): how far apart '{word}' in '{sentences[0]}' and in "
+        f"'{sentences[1]}' are (‖{word}₁ − {word}₂‖ / mean length) over epochs "
+        f"{', '.join(map(str, sorted(set(table['epoch']))))}, one line per vector kind ({', '.join(kinds)}).",
+    )
     return fig
 
 
@@ -394,6 +402,13 @@ def plot_word_projection(
         + f": {place} layer {layer}, {heads}\none {name} of all words, kinds and epochs (shared axes); "
         "colour: the panel's kind",
         fontsize=10,
+    )
+    describe(
+        fig,
+        f"{'3-D' if dims == 3 else '2-D'} scatter panels, one per kind ({', '.join(kinds)}), in one shared {name} of "
+        f"{place} layer {layer}, {heads}: the path of '{word}' over epochs {', '.join(map(str, epochs))} in "
+        + " and in ".join(f"'{s}'" for s in sentences)
+        + ", each point labelled with its epoch; the other words are faint dots.",
     )
     if dims == 3:
         top = 1 - 0.75 / fig.get_figheight()

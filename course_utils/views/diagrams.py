@@ -21,7 +21,7 @@ from course_utils.core.attention import check_heads
 from course_utils.core.errors import ConfigError
 from course_utils.core.model import ModelConfig
 from course_utils.core.places import PLACE_NAMES
-from course_utils.views.style import KIND_COLOURS, fixed_layout
+from course_utils.views.style import KIND_COLOURS, describe, fixed_layout
 
 DPI = 100
 WIDTH = 9.0  # inches: 900 px, the notebook's display width, so 10 pt text shows at 10 pt
@@ -237,6 +237,12 @@ def draw_attention_path(word: str = "eat", sentence=("we", "want", "to", "eat", 
         va="bottom",
         fontsize=FONT - 1,
     )
+    describe(
+        fig,
+        f"Diagram of the path of '{word}' through one attention head in '{' '.join(sentence)}': its x becomes q "
+        f"through W^Q, every word's x becomes k and v through W^K and W^V, the scores q·k/√{int(d_head)} go through "
+        f"softmax to {n} weights that sum to 1, and the weighted sum of the v's is the output of '{word}'.",
+    )
     return _done(fig)
 
 
@@ -328,6 +334,12 @@ def draw_attention_places():
         va="bottom",
         fontsize=FONT - 1,
     )
+    describe(
+        fig,
+        f"Diagram of the course's encoder-decoder, {n_layers} layers on each side: encoder self-attention in every "
+        "encoder layer; masked decoder self-attention and cross-attention in every decoder layer, where "
+        "cross-attention takes its queries from the decoder and its keys and values from the encoder output.",
+    )
     return _done(fig)
 
 
@@ -412,6 +424,12 @@ def draw_multi_head(seq_len: int = 5, d_model: int = 64, n_heads: int = 2):
         va="bottom",
         fontsize=FONT - 1,
     )
+    describe(
+        fig,
+        f"Diagram of multi-head attention for {seq_len} words of {d_model} features: W^Q, W^K, W^V make Q, K, V of "
+        f"shape {full}, split into {n_heads} head{'s' * (n_heads > 1)} of {head}, attention in each head, "
+        f"concatenation back to {full}, then W^O gives the output {full}.",
+    )
     return _done(fig)
 
 
@@ -494,5 +512,17 @@ def draw_layer(kind: str = "encoder"):
         ha="left",
         va="center",
         fontsize=FONT - 1,
+    )
+    order = (
+        "encoder self-attention, then feed-forward"
+        if kind == "encoder"
+        else "masked decoder self-attention, cross-attention (keys and values from the encoder output), then "
+        "feed-forward"
+    )
+    describe(
+        fig,
+        f"Diagram of one {kind} layer of the course model, top to bottom: {order}; each followed by dropout, "
+        f"the residual addition of its input and a LayerNorm, ending in the layer output ({cfg.d_model} numbers "
+        "per word).",
     )
     return _done(fig)

@@ -16,7 +16,20 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from course_utils.core.places import PLACE_NAMES, PLACES, trace_key
-from course_utils.views.style import as_numpy
+from course_utils.views.style import as_numpy, describe
+
+
+def _words(labels, at_most: int = 8) -> str:
+    """Labels for alt text: "we, want, to" (the first `at_most`, then "and N more")."""
+    labels = [str(w) for w in labels]
+    more = f" and {len(labels) - at_most} more" if len(labels) > at_most else ""
+    return ", ".join(labels[:at_most]) + more
+
+
+def _describe_panel(ax, sentence: str) -> None:
+    """Alt text for a panel drawn on `ax`: the figure's alt text is the sentences of all its panels, in order."""
+    ax._course_alt_panel = sentence
+    describe(ax.figure, " ".join(a._course_alt_panel for a in ax.figure.axes if getattr(a, "_course_alt_panel", "")))
 
 
 def heatmap(
@@ -75,6 +88,13 @@ def heatmap(
     ax.set_ylabel(ylabel)
     if title:
         ax.set_title(title)
+    scale = f"; colour: {cbar_label}" if cbar and cbar_label else ""
+    _describe_panel(
+        ax,
+        f"Heatmap{f' {title!r}' if title else ''}: rows are {ylabel or 'the rows'} ({_words(row_labels)}), "
+        f"columns are {xlabel or 'the columns'} ({_words(col_labels)}){scale}"
+        + (", each cell labelled with its value." if annot else "."),
+    )
     return ax.figure
 
 
@@ -121,6 +141,14 @@ def show_heatmaps(
         fig.colorbar(used[-1].images[0], ax=used, fraction=0.046 / len(used) ** 0.5, pad=0.02, label=cbar_label)
     if suptitle:
         fig.suptitle(suptitle)
+    panels = f"{n} heatmaps side by side ({'; '.join(map(str, titles[:n]))})" if n > 1 else f"Heatmap {titles[0]!r}"
+    describe(
+        fig,
+        (f"{suptitle}: " if suptitle else "")
+        + f"{panels}: rows are {ylabel or 'the rows'} ({_words(row_labels)}), columns are {xlabel or 'the columns'} "
+        f"({_words(col_labels)}); colour: {cbar_label}"
+        + (", brighter = larger." if kwargs.get("cmap", "viridis") == "viridis" else "."),
+    )
     return fig
 
 
@@ -167,6 +195,13 @@ def plot_model_view(trace, title: str = ""):
     fig.colorbar(im, ax=axes, fraction=0.02, pad=0.01, label="attention weight")
     fig.suptitle(title or f"Model view: every layer, place and head for {' '.join(trace.src_tokens)!r}")
     fig.set_layout_engine("constrained")
+    tgt = f", German {' '.join(trace.tgt_tokens)!r}" if trace.tgt_tokens else ""
+    describe(
+        fig,
+        f"Grid of attention heatmaps for English {' '.join(trace.src_tokens)!r}{tgt}: one row per layer "
+        f"(0 to {n_layers - 1}), one column per place and head ({', '.join(PLACE_NAMES[p] for p in PLACES)}; "
+        f"heads 0 to {n_heads - 1}); in each, rows are the query words, columns the key words, brighter = more weight.",
+    )
     return fig
 
 
@@ -190,7 +225,7 @@ def plot_attention(trace, place: str = "encoder self", layer: int = 0, heads="al
     rows = trace.query_tokens(key)
     if side == "decoder":
         rows = decoder_row_labels(rows, trace.tgt_tokens[1:])
-    return show_heatmaps(
+    fig = show_heatmaps(
         [w[h] for h in heads],
         rows,
         trace.key_tokens(key),
@@ -199,3 +234,14 @@ def plot_attention(trace, place: str = "encoder self", layer: int = 0, heads="al
         xlabel="key (" + ("German input" if place == "decoder self" else "English") + ")",
         ylabel="query (" + ("English" if side == "encoder" else "German input → word it produces") + ")",
     )
+    heads = list(heads)
+    named = [f"head {h}" for h in heads]
+    which = named[0] if len(named) == 1 else ", ".join(named[:-1]) + f" and {named[-1]} side by side"
+    query = "the English words" if side == "encoder" else "the German input words → the word each produces"
+    keys = "the German input words" if place == "decoder self" else "the English words"
+    describe(
+        fig,
+        f"Heatmap of {side} layer {layer} {PLACE_NAMES[place]} weights, {which}: rows are {query} "
+        f"({_words(rows)}), columns {keys} ({_words(trace.key_tokens(key))}); brighter = more weight.",
+    )
+    return fig

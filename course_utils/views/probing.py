@@ -20,7 +20,14 @@ from course_utils.core.places import HEAD_KINDS, VECTOR_KINDS, layer_of, trace_k
 from course_utils.measures.probing import five_projection, key_vectors, order_gaps, shared_mask
 from course_utils.measures.similarity import cosine_matrix
 from course_utils.views.heatmaps import heatmap
-from course_utils.views.style import KIND_COLOURS, LABEL_FONTSIZE, LABEL_OFFSETS, SENTENCE_MARKERS, avoid_overlaps
+from course_utils.views.style import (
+    KIND_COLOURS,
+    LABEL_FONTSIZE,
+    LABEL_OFFSETS,
+    SENTENCE_MARKERS,
+    avoid_overlaps,
+    describe,
+)
 
 DISTANCE_FLOOR = 1e-3  # plot_word_order: 1 − cos below this is drawn as the floor colour of the log scale
 DISTANCE_LABEL = "1 − cosine (log scale; 0 = same direction)"  # plot_word_order's colour bar
@@ -87,6 +94,12 @@ def plot_word_order(
     )
     if cbar:
         ax.figure.set_layout_engine("tight")
+    ax._course_alt_panel = (  # this panel's sentence; the figure's alt text is every panel's, in order
+        f"{prefix}Heatmap of 1 − cosine between the {kind} vectors of {place} layer {layer}{head_txt} for "
+        f"'{' '.join(a.src_tokens)}' (rows) and '{' '.join(b.src_tokens)}' (columns), on a log colour scale where "
+        "0 = same direction."
+    )
+    describe(ax.figure, " ".join(p._course_alt_panel for p in ax.figure.axes if getattr(p, "_course_alt_panel", "")))
     return ax.figure
 
 
@@ -122,6 +135,12 @@ def plot_same_word_distance(cos_min: pd.DataFrame, floor: float = 1e-6):
     axes[0][-1].legend(title="vector", fontsize=8, loc="upper right")
     fig.suptitle("How much a word's q, k, v change when the word moves (smallest cosine, seed 0)")
     fig.set_layout_engine("tight")
+    pes = ", ".join(f"{'no' if pe == 'none' else pe} PE" for pe in cos_min.columns)
+    describe(
+        fig,
+        f"Bar charts, one per encoder layer ({', '.join(map(str, layers))}): 1 − the smallest cosine of the same word "
+        f"at its two positions (log scale) for {', '.join(kinds)}, one group of bars per positional encoding ({pes}).",
+    )
     return fig
 
 
@@ -230,6 +249,13 @@ def plot_five(
     for ax, texts, points in panel_texts:
         avoid_overlaps(fig, texts, points, ax)
     fig.set_layout_engine("none")  # keep that page: a second layout would move the panels under the labels
+    describe(
+        fig,
+        (f"{label}: " if label else "")
+        + f"Scatter panels of the five sentences' vectors ({'; '.join(names)}) in one shared {axis}, layer {layer}, "
+        f"{head_txt}: one panel per place ({', '.join(places)}) and kind ({', '.join(kinds)}), colour = kind, "
+        "marker = sentence; the words at the same position in all five are labelled.",
+    )
     return fig
 
 
@@ -328,4 +354,12 @@ def plot_five_words(
         fontsize=10,
     )
     fig.set_layout_engine("tight", rect=(0, 0.62 * inch, 1, 1))
+    words = ", ".join(dict.fromkeys(f"'{w}'" for _, ws, _ in rows for w in ws))
+    describe(
+        fig,
+        (f"{label}: " if label else "")
+        + f"Scatter panels, one per word at the same position in all five sentences ({words}), in one shared {axis} "
+        f"of {', '.join(places)} layer {layer}, {head_txt}: colour = kind ({', '.join(kinds)}), marker = sentence "
+        f"({'; '.join(names)}).",
+    )
     return fig

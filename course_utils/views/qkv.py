@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from course_utils.measures.qkv import word_qkv
-from course_utils.views.style import KIND_COLOURS, fixed_layout
+from course_utils.views.style import KIND_COLOURS, describe, fixed_layout
 
 
 def plot_word_qkv(model, sentence="we want to eat apple", word: str = "eat", layer: int = 0):
@@ -29,6 +29,11 @@ def plot_word_qkv(model, sentence="we want to eat apple", word: str = "eat", lay
     im = _qkv_panel(ax, m, lim, f"encoder layer {layer}: q, k, v of {word.strip().lower()!r} {note}")
     fig.colorbar(im, ax=ax, fraction=0.03, pad=0.01, label="value")
     fixed_layout(fig, left=0.13, right=0.95, bottom=0.22, top=0.86)
+    describe(
+        fig,
+        f"Heatmap of the q, k and v vectors (rows) of {word.strip().lower()!r} in '{sentence}', encoder layer "
+        f"{layer}: columns are the {m.shape[1]} output features, red = positive, blue = negative.",
+    )
     return fig
 
 
@@ -63,6 +68,13 @@ def plot_word_qkv_grid(model, choices, layers=(0, 1), title: str | None = None):
     fig.suptitle(title or "q, k and v of a word, in each sentence (rows) and encoder layer (columns)", fontsize=11)
     fixed_layout(fig, left=0.08, right=0.89, bottom=0.1, top=0.86, hspace=0.75, wspace=0.25)
     fig.colorbar(im, cax=fig.add_axes((0.91, 0.1, 0.012, 0.76)), label="value (one scale for all panels)")
+    describe(
+        fig,
+        "Grid of q, k, v heatmaps, one row per word in its sentence ("
+        + "; ".join(f"{w.strip().lower()!r} in '{s}'" for s, w in choices)
+        + f") and one column per encoder layer ({', '.join(map(str, layers))}): in each, rows q, k, v, columns the "
+        "output features, on one red (positive) to blue (negative) scale for all panels.",
+    )
     return fig
 
 
@@ -105,4 +117,12 @@ def plot_singular_values(
     axes[0, 0].legend(fontsize=7, loc="lower left")
     fig.suptitle(title, fontsize=11)
     fig.set_layout_engine("tight")  # laid out when drawn: once per PNG in a widget
+    plain = [n.replace("$", "").replace("{", "").replace("}", "") for n in names]
+    describe(
+        fig,
+        f"{title}: line charts, one per matrix ({', '.join(plain)}), of the trained / initial singular value "
+        f"(log scale; 1 = unchanged, a dashed line) for each direction, strongest first"
+        + (f", with a shaded {band_label} behind the line" if band is not None else "")
+        + "; the directions weak at initialisation are shaded grey.",
+    )
     return fig

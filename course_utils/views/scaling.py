@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from course_utils.measures.attention_stats import divisor_value, random_scores, stats_of_scores
-from course_utils.views.style import fixed_layout
+from course_utils.views.style import describe, fixed_layout
 
 
 def plot_scaling(
@@ -75,4 +75,11 @@ def plot_scaling(
         fontsize=10,
     )
     fixed_layout(fig, left=0.06, right=0.98, bottom=0.17, top=0.89, wspace=0.25)
+    describe(
+        fig,
+        f"Two panels for d = {d}, scores q·k divided by {divide_by}: left, a heatmap of the softmax weights of "
+        f"{n_rows} random queries (rows) over {n_keys} random keys (columns), mean max weight "
+        f"{st['mean_max_weight']:.2f}; right, a histogram of the scaled scores (standard deviation "
+        f"{st['score_std']:.2f}).",
+    )
     return fig

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
+from course_utils.views.style import describe
+
 
 def plot_loss(history, ax=None, title: str = "Training loss per epoch"):
     """Loss (and token accuracy on a second axis) from a training history.
@@ -29,4 +31,11 @@ def plot_loss(history, ax=None, title: str = "Training loss per epoch"):
     ax2.set_ylim(0, 1.02)
     ax.figure.legend(loc="center right", bbox_to_anchor=(0.85, 0.5), fontsize=8)
     ax.figure.set_layout_engine("tight")
+    loss, acc = [h["loss"] for h in history], [h["token_acc"] for h in history]
+    describe(
+        ax.figure,
+        f"Line chart {title!r}: cross-entropy loss (log scale, left axis) and token accuracy (right axis) over "
+        f"epochs {epochs[0]} to {epochs[-1]}; the loss goes from {loss[0]:.3g} to {loss[-1]:.3g}, the token accuracy "
+        f"from {acc[0]:.2f} to {acc[-1]:.2f}.",
+    )
     return ax.figure

@@ -18,7 +18,7 @@ import numpy as np
 from course_utils.core.toys import SENTENCES_2D, SENTENCES_3D
 from course_utils.measures.sentence_vectors import AXIS_TOPICS, sentence_vector, topic
 from course_utils.measures.similarity import cosine, dot
-from course_utils.views.style import fixed_layout
+from course_utils.views.style import describe, fixed_layout
 
 # Okabe-Ito colours (colour-blind safe, no red/green pair): food orange, drink blue, reading reddish purple.
 TOPIC_COLOURS = {"eat": "#E69F00", "drink": "#0072B2", "read": "#CC79A7"}
@@ -58,6 +58,11 @@ def plot_sentence_vectors(vectors: dict | None = None, *, ax=None, title: str = 
     for s, v in vectors.items():
         _arrow(ax, v, TOPIC_COLOURS.get(topic(s), "black"), s)
     _frame(ax, title)
+    describe(
+        ax.figure,
+        f"{title}: one arrow from the origin per sentence ({', '.join(vectors)}), coloured by topic; "
+        "x axis dimension 1 (food), y axis dimension 2 (reading).",
+    )
     return ax.figure
 
 
@@ -77,6 +82,12 @@ def plot_pair(first: str, second: str, vectors: dict | None = None):
     angle = np.degrees(np.arccos(np.clip(cosine(a, b), -1.0, 1.0)))
     _frame(ax, f"{first} · {second}\ndot = {dot(a, b):.2f}, cosine = {cosine(a, b):.2f} (angle {angle:.0f}°)")
     fixed_layout(fig, left=0.15, right=0.97, bottom=0.11, top=0.88)  # not tight_layout: keeps re-rendering fast
+    describe(
+        fig,
+        f"Arrows from the origin for the sentences, '{first}' and '{second}' in bold colours and the rest faint grey; "
+        f"x axis dimension 1 (food), y axis dimension 2 (reading): dot product {dot(a, b):.2f}, cosine "
+        f"{cosine(a, b):.2f}, angle {angle:.0f}°.",
+    )
     return fig
 
 
@@ -152,6 +163,11 @@ def plot_vectors_3d(
     ax.set_yticklabels([])
     ax.set_zticklabels([])
     ax.set_title(title, fontsize=fontsize + 1, pad=24)
+    describe(
+        fig,
+        f"{title}: 3-D arrows from the origin, one per sentence ({', '.join(vectors)}), coloured by topic, with one "
+        "axis per topic: food (dimension 1), drink (dimension 2) and reading (dimension 3).",
+    )
     return fig
 
 
