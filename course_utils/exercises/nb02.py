@@ -7,8 +7,7 @@ from torch import nn
 
 from course_utils.core.precision import DTYPE
 from course_utils.core.toys import TOY_VOCAB, TOY_WQ
-from course_utils.exercises import python_loops
-from course_utils.exercises.framework import Exercise, Mistake, check_true_false, feedback, whole
+from course_utils.exercises.framework import Exercise, Mistake, check_true_false, feedback, uses, whole
 
 
 def _three_linears(got, want):
@@ -118,9 +117,9 @@ def check_qkv_by_hand(project) -> bool:
     X @ weight.T + bias. Tried on a square layer and a 4 -> 3 layer. By hand: a function that calls the layer
     (its cases' layers refuse to run), uses F.linear or a forward, or loops in Python is refused.
     Used in notebook 02 §1 (its exercise)."""
-    loops = python_loops(project) if callable(project) else []
-    if loops:
-        return feedback(False, "", f"my_project has a Python {loops[0]}; use one matrix product, @, for all rows.")
+    loop = uses(project, ("for",)) if callable(project) else None
+    if loop:
+        return feedback(False, "", f"my_project has {loop}; use one matrix product, @, for all rows.")
     return BY_HAND.check(project)
 
 
