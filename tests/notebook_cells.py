@@ -63,9 +63,15 @@ def course_imports(notebook: str | Path) -> dict:
     for c in nb["cells"]:
         if c["cell_type"] != "code":
             continue
-        source = "\n".join(line for line in "".join(c["source"]).splitlines() if not line.lstrip().startswith("%"))
+        source = "\n".join(_no_magic(line) for line in "".join(c["source"]).splitlines())
         for node in ast.parse(source).body:
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("course_utils"):
                 exec(compile(ast.Module([node], []), f"{path.name} [imports]", "exec"), namespace)
     namespace.pop("__builtins__", None)
     return namespace
+
+
+def _no_magic(line: str) -> str:
+    """A `%magic` or `!shell` line of a notebook cell as `pass` at its indentation, so the cell still parses."""
+    stripped = line.lstrip()
+    return line[: len(line) - len(stripped)] + "pass" if stripped.startswith(("%", "!")) else line

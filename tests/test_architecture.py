@@ -221,7 +221,7 @@ def notebook_code() -> dict[str, str]:
         for c in nb["cells"]:
             text = "".join(c["source"])
             if c["cell_type"] == "code":
-                blocks.append("\n".join(line for line in text.splitlines() if not line.lstrip().startswith("%")))
+                blocks.append("\n".join(_no_magic(line) for line in text.splitlines()))
             else:
                 blocks += re.findall(r"```python\n(.*?)```", text, re.S)
         out[p.name] = "\n\n".join(blocks)
@@ -317,3 +317,9 @@ def test_every_library_function_says_where_it_is_taught():
 def test_the_taught_check_rejects_a_function_without_its_line():
     srcs = {"m": 'def a():\n    """Does a.\n    Taught in notebook 03 §2."""\n\n\ndef b():\n    """Does b."""\n'}
     assert where_taught_missing(srcs) == ["m.b"]
+
+
+def _no_magic(line: str) -> str:
+    """A `%magic` or `!shell` line of a notebook cell as `pass` at its indentation, so the cell still parses."""
+    stripped = line.lstrip()
+    return line[: len(line) - len(stripped)] + "pass" if stripped.startswith(("%", "!")) else line

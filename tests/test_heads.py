@@ -478,3 +478,23 @@ def test_written_vectors_and_n_directions(shipped_model):
     assert abs(n_directions(torch.eye(5)) - 5) < 1e-12  # five equal stretches: five directions
     assert abs(n_directions(torch.outer(torch.ones(4), torch.arange(3.0))) - 1) < 1e-12  # rank one: one direction
     assert 1 <= n_directions(out) <= 29
+
+
+def test_every_heads_figure_says_what_it_shows_in_its_alt_text(shipped_batch):
+    import pandas as pd
+
+    from course_utils.views.heads import plot_head_grid, plot_roles
+    from course_utils.views.style import alt_text
+
+    roles = alt_text(plot_roles(shipped_batch, "cross", 1))
+    assert roles.startswith("Heatmaps of cross-attention layer 1") and "query's role" in roles
+    table = pd.DataFrame({"word": [1.0, 2.0], "other": [0.5, 0.0]}, index=["a", "b"])
+    scores = alt_text(plot_vocab_scores_by_head([table, table], ["head 0", "head 1"], "Encoder layer 0"))
+    assert scores.startswith("Encoder layer 0: 2 heatmaps side by side (head 0; head 1)")
+    idx = pd.MultiIndex.from_product([range(2), range(3)], names=["layer", "head"])
+    grid = pd.DataFrame({m: 0.5 for m in ("itself", "previous")}, index=idx)
+    said = alt_text(plot_head_grid(grid, ("itself", "previous"), title="MiniLM"))
+    assert said.startswith("MiniLM: one small heatmap per measure (itself, previous)") and "heads (0 to 2)" in said
+    import matplotlib.pyplot as plt
+
+    plt.close("all")

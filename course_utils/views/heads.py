@@ -17,7 +17,7 @@ from course_utils.core.places import PLACE_NAMES
 from course_utils.measures.attention_stats import BatchTrace, role_attention
 from course_utils.measures.pretrained import HEAD_MEASURES
 from course_utils.views.heatmaps import heatmap, show_heatmaps
-from course_utils.views.style import fixed_layout
+from course_utils.views.style import describe, fixed_layout
 
 
 def plot_head_grid(table: pd.DataFrame, measures=HEAD_MEASURES, title: str = ""):
@@ -44,7 +44,12 @@ def plot_head_grid(table: pd.DataFrame, measures=HEAD_MEASURES, title: str = "")
     cax = fig.add_axes((0.915, 0.17, 0.012, 0.63))
     fig.colorbar(im, cax=cax, label="mean attention weight")
     fig.suptitle(title or "Where each head looks, averaged over the sentences' real tokens")
-    return fig
+    return describe(
+        fig,
+        f"{title or 'Where each head looks'}: one small heatmap per measure ({', '.join(measures)}), rows the layers "
+        f"(0 to {n_layers - 1}), columns the heads (0 to {n_heads - 1}); colour: mean attention weight from 0 to 1, "
+        "brighter = more.",
+    )
 
 
 def plot_roles(batch: BatchTrace, place: str, layer: int):
@@ -59,7 +64,7 @@ def plot_roles(batch: BatchTrace, place: str, layer: int):
         "cross": "query: role of the German word it produces",
     }[place]
     xlabel = "key: German input's role" if place == "decoder self" else "key: English word's role"
-    return show_heatmaps(
+    fig = show_heatmaps(
         [t.to_numpy() for t in tables],
         list(tables[0].index),
         list(tables[0].columns),
@@ -67,6 +72,12 @@ def plot_roles(batch: BatchTrace, place: str, layer: int):
         suptitle=f"Where each {PLACE_NAMES[place]} head looks, by word role (mean over all {len(batch.pairs)} pairs)",
         xlabel=xlabel,
         ylabel=ylabel,
+    )
+    return describe(
+        fig,
+        f"Heatmaps of {PLACE_NAMES[place]} layer {layer}, one per head (0 to {batch.n_heads - 1}), side by side: mean "
+        f"attention weight by word role over {len(batch.pairs)} sentence pairs, rows the query's role "
+        f"({', '.join(tables[0].index)}), columns the key's role ({', '.join(tables[0].columns)}); brighter = more weight.",
     )
 
 
@@ -102,4 +113,9 @@ def plot_vocab_scores_by_head(tables: list[pd.DataFrame], titles: list[str], sup
         fig.colorbar(ax.images[0], ax=ax, fraction=0.05, pad=0.02, label="score − its row's mean")
     if suptitle:
         fig.suptitle(suptitle)
-    return fig
+    return describe(
+        fig,
+        f"{suptitle + ': ' if suptitle else ''}{len(tables)} heatmaps side by side ({'; '.join(titles)}), each on its "
+        "own red-blue scale: rows the query words, columns the key words, colour the score minus its row's mean "
+        "(red = preferred, blue = avoided).",
+    )
