@@ -81,6 +81,8 @@ CUTOFFS: dict[str, Cutoff] = _cutoffs(
     Cutoff("cosine_grows", 0.0, ">", "the mean |cosine| between different words grows"),
     # 03 F3: swapping W^Q and W^K is not a renaming if it changes the weights or x1 by more than half their size
     Cutoff("swap_changes", 0.5, ">", "changes by more than half"),
+    # 03 B13: three separate maps W^Q, W^K, W^V fit better than one shared map: any training pair more counts
+    Cutoff("separate_maps_fit_better", 0.0, ">", "three maps translate a larger share of the training pairs than one"),
     # 03 F3: a lookup of one's own record gives every query its own key as best; one query that does not refutes it
     Cutoff(
         "best_key_elsewhere", 0.0, ">", "some query matches best with another word's key", scale=6
