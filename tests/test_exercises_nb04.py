@@ -57,8 +57,8 @@ def test_predictions(capsys):
 
 def test_multi_head_accepts_right_answers_and_refuses_ready_made_attention(capsys):
     assert nb04.check_multi_head(_solution) and nb04.check_multi_head(lambda *a: (_solution(*a), None))
-    assert nb04.check_multi_head(learner(nb04._mha))  # the mistakes' recipe, with no mistake
-    for fn in (nb04._course_mha, _course_attention, torch.nn.functional.multi_head_attention_forward):
+    assert nb04.check_multi_head(learner(nb04.mha_steps))  # the mistakes' recipe, with no mistake
+    for fn in (nb04.MULTI_HEAD.reference, _course_attention, torch.nn.functional.multi_head_attention_forward):
         assert not nb04.check_multi_head(fn) and "write the steps yourself" in capsys.readouterr().out
 
 
@@ -112,6 +112,7 @@ def test_a_wrong_type_gets_one_line(wrong, capsys):
 def test_notebook_solution_passes():
     namespace = {"torch": torch, "math": math, "check_multi_head": nb04.check_multi_head}
     exec(
-        solution_code("04_multi_head_attention.ipynb", "def my_multi_head").replace("check_multi_head(", "("), namespace
+        solution_code("04_multi_head_attention.ipynb", "def my_multi_head").replace("ex.check_multi_head(", "("),
+        namespace,
     )
     assert nb04.check_multi_head(namespace["my_multi_head"])

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from course_utils.core.toys import SENTENCES_2D, SENTENCES_3D
-from course_utils.exercises.framework import Exercise, Mistake, check_choice, check_true_false, feedback, not_answered
+from course_utils.exercises.framework import Exercise, Mistake, check_choice, check_true_false
 from course_utils.measures.sentence_vectors import topic
 from course_utils.measures.similarity import cosine, dot
 
@@ -16,38 +16,29 @@ def _length(x) -> float:
     return float(np.linalg.norm(x))
 
 
-# Exercise 1a: pairs on which the typical mistakes give another number; NumPy only.
-COSINE = Exercise(
+def _angle(a, b) -> float:
+    return math.acos(max(-1.0, min(1.0, cosine(a, b))))
+
+
+_PAIRS = [((0.6, 0.5), (0.2, 0.8)), ((3.0, 4.0), (4.0, 3.0)), ((0.8, 0.1, 0.1), (0.9, 0.2, 0.0))]
+_PAIRS += [((1.0, 0.0), (-1.0, 0.0)), ((2.0, 0.0), (0.0, 5.0))]  # long, 3-D, opposite, orthogonal
+BOTH = "divide by the lengths of BOTH arrows, |a| and |b|."
+COSINE = Exercise(  # Exercise 1a: my_cosine(a, b), NumPy only
     name="my_cosine",
     todo="write the body of my_cosine(a, b) (replace `raise NotImplementedError`), then re-run the cell.",
     success="my_cosine agrees with a·b / (|a| |b|) on five pairs, long, opposite and orthogonal.",
     reference=cosine,
-    cases=[
-        (f"a = {a}, b = {b}", (np.array(a), np.array(b)))
-        for a, b in [
-            ((0.6, 0.5), (0.2, 0.8)),
-            ((3.0, 4.0), (4.0, 3.0)),  # long arrows: a missing division shows
-            ((0.8, 0.1, 0.1), (0.9, 0.2, 0.0)),  # 3-D works too
-            ((1.0, 0.0), (-1.0, 0.0)),  # opposite: -1
-            ((2.0, 0.0), (0.0, 5.0)),  # orthogonal: 0
-        ]
-    ],
+    cases=[(f"a = {a}, b = {b}", (np.array(a), np.array(b))) for a, b in _PAIRS],
     mistakes=(
         Mistake("that is the dot product; the cosine divides it by both lengths.", gives=dot),
         Mistake(
             "you divide by the squared lengths; a length is the square root of a·a.",
             gives=lambda a, b: dot(a, b) / (_length(a) ** 2 * _length(b) ** 2),
         ),
-        Mistake("divide by the lengths of BOTH arrows, |a| and |b|.", gives=lambda a, b: dot(a, b) / _length(a)),
-        Mistake("divide by the lengths of BOTH arrows, |a| and |b|.", gives=lambda a, b: dot(a, b) / _length(b)),
-        Mistake(
-            "that is the angle; return its cosine, a·b / (|a| |b|), without arccos.",
-            gives=lambda a, b: math.acos(max(-1.0, min(1.0, cosine(a, b)))),
-        ),
-        Mistake(
-            "that is the angle in degrees; return its cosine, a·b / (|a| |b|), without arccos.",
-            gives=lambda a, b: math.degrees(math.acos(max(-1.0, min(1.0, cosine(a, b))))),
-        ),
+        Mistake(BOTH, gives=lambda a, b: dot(a, b) / _length(a)),
+        Mistake(BOTH, gives=lambda a, b: dot(a, b) / _length(b)),
+        Mistake("that is the angle; return its cosine, a·b / (|a| |b|), without arccos.", gives=_angle),
+        Mistake("that is the angle in degrees; return its cosine.", gives=lambda a, b: math.degrees(_angle(a, b))),
     ),
     otherwise="a·b / (|a| |b|) is a different number.",
     returns="one number",
@@ -55,25 +46,15 @@ COSINE = Exercise(
     forbid_hint="that is not NumPy; write it with NumPy only: a @ b (or np.dot) and np.linalg.norm (or np.sqrt).",
     atol=1e-9,
 )
-
-
-def check_my_cosine(fn) -> bool:
-    """Exercise 1a: the learner's `my_cosine(a, b)` (NumPy arrays in, one number out) gives a·b / (|a| |b|).
-    NumPy only: a function that uses torch, course_utils (or scipy, sklearn) is refused, whatever it returns.
-    Used in notebook 01 (its Exercises section)."""
-    return COSINE.check(fn)
-
-
-CAKE = "eat cake"  # Exercise 1b: its nearest other 3-D sentence by cosine
+check_my_cosine = COSINE.check
 
 
 def check_nearest_to_cake(sentence) -> bool:
-    """Exercise 1b: the 3-D sentence (other than 'eat cake' itself) with the largest cosine with 'eat cake'.
+    """Exercise 1b: the 3-D sentence, not 'eat cake' itself, with the largest cosine with 'eat cake'.
     Used in notebook 01 (its Exercises section)."""
-    others = {s: v for s, v in SENTENCES_3D.items() if s != CAKE}
-    by_cos = max(others, key=lambda s: cosine(SENTENCES_3D[CAKE], others[s]))
-    by_dot = max(others, key=lambda s: dot(SENTENCES_3D[CAKE], others[s]))
-    c1, c2 = cosine(SENTENCES_3D[CAKE], others[by_cos]), cosine(SENTENCES_3D[CAKE], others[by_dot])
+    cake, others = SENTENCES_3D["eat cake"], [s for s in SENTENCES_3D if s != "eat cake"]
+    by_cos, by_dot = (max(others, key=lambda s, f=f: f(cake, SENTENCES_3D[s])) for f in (cosine, dot))
+    c1, c2 = (cosine(cake, SENTENCES_3D[s]) for s in (by_cos, by_dot))
     return check_choice(
         sentence,
         list(SENTENCES_3D),
@@ -81,7 +62,7 @@ def check_nearest_to_cake(sentence) -> bool:
         todo="set my_nearest to a sentence, e.g. 'drink tea', then re-run.",
         success=f"{by_cos!r} (cosine {c1:.4f}), just ahead of {by_dot!r} ({c2:.4f}), which has the larger dot product.",
         hints={
-            CAKE: "every sentence has cosine 1 with itself; look at the other eight.",
+            "eat cake": "every sentence has cosine 1 with itself; look at the other eight.",
             by_dot: "that is the largest dot product; by cosine (lengths divided out) another wins.",
         },
         otherwise="compute my_cosine(cake, v) for all eight other sentences and take the largest.",
@@ -89,8 +70,7 @@ def check_nearest_to_cake(sentence) -> bool:
 
 
 def check_same_topic_prediction(prediction) -> bool:
-    """Predict before you look: by dot product, does every same-topic pair of the six 2-D sentences beat every
-    cross-topic pair? (No: 'drink beer' · 'read newspaper' beats 'eat apple' · 'eat bread'.)
+    """Predict: by dot product, does every same-topic pair of the 2-D sentences beat every cross-topic pair? (No.)
     Used in notebook 01 (Six sentences as arrows)."""
     return check_true_false(
         prediction,
@@ -102,33 +82,28 @@ def check_same_topic_prediction(prediction) -> bool:
     )
 
 
-def check_eat_cake(vector) -> bool:
-    """Exercise 2: a 2-D vector for 'eat cake' whose dot product AND cosine with both 'eat' sentences beat
-    those with every 'drink' and 'read' sentence.
-    Used in notebook 01 (its Exercises section)."""
-    if vector is None:
-        return not_answered("give two numbers (food, reading), not both zero, then re-run.")
-    try:
-        v = np.zeros(0) if np.asarray(vector).dtype.kind in "USO" else np.asarray(vector, dtype=np.float64).reshape(-1)
-    except (TypeError, ValueError):
-        v = np.zeros(0)
-    if v.shape != (2,) or not np.all(np.isfinite(v)) or np.linalg.norm(v) == 0:
-        return feedback(False, "", f"give two numbers (food, reading), not both zero; got {vector!r}.")
-    for name, f in (("dot product", dot), ("cosine", cosine)):
-        same = min(f(v, u) for s, u in SENTENCES_2D.items() if topic(s) == "eat")
-        worst, other = max((f(v, u), s) for s, u in SENTENCES_2D.items() if topic(s) != "eat")
-        if same <= worst:
-            return feedback(
-                False,
-                "",
-                f"by {name}, {other!r} ({worst:.2f}) scores at least as high as an 'eat' "
-                f"sentence ({same:.2f}); point the arrow closer to the food axis.",
-            )
-    return feedback(True, "'eat cake' is closest to the food sentences by dot product and by cosine.", "")
+def _eat_wins(f, v) -> bool:  # by f, both 'eat' sentences score above every 'drink' and 'read' sentence
+    eat = [f(v, u) for s, u in SENTENCES_2D.items() if topic(s) == "eat"]
+    return min(eat) > max(f(v, u) for s, u in SENTENCES_2D.items() if topic(s) != "eat")
 
+
+_CLOSER = " scores an 'eat' sentence no higher than a 'drink' or 'read' one: point the arrow closer to the food axis."
+EAT_CAKE = Exercise(  # Exercise 2: a 2-D vector for 'eat cake', closest to the 'eat' sentences by dot AND cosine
+    todo="give two numbers (food, reading), not both zero, then re-run.",
+    success="'eat cake' is closest to the food sentences by dot product and by cosine.",
+    reference=np.array([0.9, 0.0]),
+    mistakes=(
+        Mistake("an arrow of length 0 has no direction: give two numbers, not both zero.", when=lambda v: not v.any()),
+        Mistake("the dot product" + _CLOSER, when=lambda v: not _eat_wins(dot, v)),
+        Mistake("the cosine" + _CLOSER, when=lambda v: not _eat_wins(cosine, v)),
+    ),
+    returns="two numbers (food, reading)",
+    compare=lambda v, want: bool(np.isfinite(v).all() and v.any() and _eat_wins(dot, v) and _eat_wins(cosine, v)),
+)
+check_eat_cake = EAT_CAKE.check
 
 _CHANGE = 100 * (math.prod([11, 21, 31, 41]) / math.prod([10, 20, 30, 40]) - 1)
-FOUR_FACTORS = Exercise(
+FOUR_FACTORS = Exercise(  # Exercise 3: change (in %) of 10·20·30·40 when every factor grows by 1
     todo="give one number, the change in percent, then re-run.",
     success=f"+{_CHANGE:.2f} %: a bit more than the sum of the four per-factor changes (+20.83 %).",
     reference=_CHANGE,
@@ -137,9 +112,4 @@ FOUR_FACTORS = Exercise(
     returns="one number, the change in percent",
     atol=0.05,
 )
-
-
-def check_four_factors(percent) -> bool:
-    """Exercise 3: relative change (in %) of 10·20·30·40 when every factor grows by 1.
-    Used in notebook 01 (its Exercises section)."""
-    return FOUR_FACTORS.check(percent)
+check_four_factors = FOUR_FACTORS.check

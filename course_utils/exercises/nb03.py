@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import torch
 
@@ -10,131 +11,87 @@ from course_utils.core.attention import masked_softmax, scaled_dot_product_atten
 from course_utils.core.model import INITS  # the one list of initialisations
 from course_utils.core.precision import DTYPE
 from course_utils.core.toys import toy_embeddings
-from course_utils.exercises.framework import Exercise, Mistake, check_choice, feedback, like, not_answered
+from course_utils.exercises.framework import Exercise, Mistake, check_choice, like
 
 TOY_WORDS = ("i", "can", "eat", "apple")
-
-
-_WINDOW = torch.ones(4, 4, dtype=torch.bool).tril() & torch.ones(4, 4, dtype=torch.bool).triu(-1)
-WINDOW_MASK = Exercise(
+_ONES = torch.ones(4, 4, dtype=torch.bool)
+WINDOW_MASK = Exercise(  # Exercise 3: (4, 4) bool mask, True = may attend: each word sees itself and the word before
     todo="build window_mask, a (4, 4) bool tensor, then re-run this cell.",
     success="each word sees itself and its left neighbour: a causal window of width 2.",
-    reference=_WINDOW,
+    reference=_ONES.tril() & _ONES.triu(-1),
     mistakes=(
-        Mistake("this is the opposite convention: in the course True means 'may attend'.", gives=~_WINDOW),
         Mistake(
-            "that is the full causal mask: word 3 would still see words 0 and 1.",
-            gives=torch.ones(4, 4, dtype=torch.bool).tril(),
+            "this is the opposite convention: in the course True means 'may attend'.", ~_ONES.tril() | ~_ONES.triu(-1)
         ),
+        Mistake("that is the full causal mask: word 3 would still see words 0 and 1.", gives=_ONES.tril()),
     ),
     otherwise="row i must be True exactly at columns i-1 and i (row 0: only column 0).",
     returns="a (4, 4) bool tensor (True = may attend)",
 )
+check_window_mask = WINDOW_MASK.check
 
 
-def check_window_mask(mask) -> bool:
-    """Exercise 3: (4, 4) bool mask, True = may attend: every word sees itself and the word just before it.
-    Used in notebook 03 (its Exercises section)."""
-    return WINDOW_MASK.check(mask)
-
-
-# ---- Exercise 1: masked softmax and attention, written by the learner ----
-
-
-def _cases():
-    """Random inputs the learner's functions are compared on: (name, q, k, v, mask); no row is fully masked.
-
-    The sizes differ from one another (Tq, Tk, d_k, d_v), so that a wrong axis or divisor shows."""
+def _cases():  # (case, q, k, v, mask): sizes that differ, so that a wrong axis or divisor shows; no row fully masked
     g = torch.Generator().manual_seed(3)
-    causal = torch.ones(5, 5, dtype=torch.bool).tril()  # (Tq, Tk), broadcast over batch and heads
-    lengths = torch.tensor([5, 3])  # sentence 1 has 2 padding slots
-    padding = (torch.arange(5)[None, :] < lengths[:, None])[:, None, None, :]  # (B, 1, 1, Tk)
+    padding = (torch.arange(5)[None, :] < torch.tensor([5, 3])[:, None])[:, None, None, :]  # (B, 1, 1, Tk)
     cross_pad = (torch.arange(6)[None, :] < torch.tensor([6, 4])[:, None])[:, None, :]  # (B, 1, Tk)
-
-    def r(*shape):
-        return torch.randn(*shape, generator=g) * 2.0  # scores of size a few units: softmax is not flat
-
+    r = lambda *shape: torch.randn(*shape, generator=g) * 2.0  # noqa: E731 - scores of a few units
     return [
         ("no mask", r(4, 6), r(4, 6), r(4, 3), None),
-        ("causal mask", r(2, 3, 5, 6), r(2, 3, 5, 6), r(2, 3, 5, 3), causal),
+        ("causal mask", r(2, 3, 5, 6), r(2, 3, 5, 6), r(2, 3, 5, 3), torch.ones(5, 5, dtype=torch.bool).tril()),
         ("padding mask", r(2, 3, 5, 6), r(2, 3, 5, 6), r(2, 3, 5, 3), padding),
         ("padding mask, Tq ≠ Tk", r(2, 3, 8), r(2, 6, 8), r(2, 6, 2), cross_pad),
     ]
 
 
-def _masked(wrong):
-    """A mistake in the masking: with no mask the learner's softmax is right."""
-    return lambda s, m: torch.softmax(s, dim=-1) if m is None else wrong(s, m)
+def _weights(s, m, dim=-1, hide="~m", fill=-math.inf, after=False):
+    """The masked softmax of scores s; a keyword off its default is a typical mistake."""
+    if m is not None and hide and not after:
+        s = s.masked_fill(~m if hide == "~m" else m, fill)
+    return torch.softmax(s, dim=dim) * (m if after and m is not None else 1)
 
 
-_SOFTMAX_MISTAKES = {  # (scores, mask) -> the weights of a typical mistake, and its hint
-    "each query's row must sum to 1: take the softmax over the keys, the last axis (dim=-1), not over the queries.": (
-        lambda s, m: torch.softmax(s if m is None else s.masked_fill(~m, float("-inf")), dim=-2)
-    ),
-    "the course's masks mean True = may attend, so it is the False positions that must get no weight.": (
-        _masked(lambda s, m: torch.softmax(s.masked_fill(m, float("-inf")), dim=-1))
-    ),
-    "a score of 0 still gets weight e⁰ = 1 before normalising; a masked position needs a score whose exponential is "
-    "exactly 0.": _masked(lambda s, m: torch.softmax(s.masked_fill(~m, 0.0), dim=-1)),
-    "the mask is not used: masked positions still get weight.": _masked(lambda s, m: torch.softmax(s, dim=-1)),
-    "zeroing weights after the softmax leaves rows that sum to less than 1; mask the scores before the softmax, so "
-    "that it normalises over the allowed keys only.": _masked(lambda s, m: torch.softmax(s, dim=-1) * m),
-}
+def _attend(q, k, v, mask=None, power=0.5, **mistake):  # attention, the scores divided by d_k ** power
+    return _weights(q @ k.transpose(-2, -1) / q.shape[-1] ** power, mask, **mistake) @ v
+
+
+_SOFTMAX_MISTAKES = (  # _weights' keyword arguments for a typical mistake, and its hint
+    (dict(dim=-2), "each query's row must sum to 1: take the softmax over the keys, the last axis (dim=-1)."),
+    (dict(hide="m"), "the course's masks mean True = may attend: the False positions must get no weight."),
+    (dict(fill=0.0), "a score of 0 still gets weight e⁰ = 1: a masked position needs the score −∞."),
+    (dict(hide=None), "the mask is not used: masked positions still get weight."),
+    (dict(after=True), "zeroing weights after the softmax leaves rows that sum to less than 1: mask the scores."),
+)
 _NAN = Mistake(
-    "returns NaN: is a whole row masked by mistake, or inf − inf somewhere?", when=lambda got, *a: got.isnan().any()
+    "returns NaN: is a whole row masked by mistake, or inf − inf somewhere?", when=lambda g, *a: g.isnan().any()
 )
 _READY_MADE = ("course_utils", "masked_softmax", "scaled_dot_product_attention")
-
-
-def _scores(q, k):
-    return q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
-
-
-MASKED_SOFTMAX = Exercise(
+MASKED_SOFTMAX = Exercise(  # Exercise 1a: my_masked_softmax(scores, mask), softmax over the keys where mask is True
     name="my_masked_softmax",
     todo="write the body of my_masked_softmax (replace the raise line), then re-run this cell.",
     success="your masked softmax equals the course's, with no mask, a causal and padding masks.",
     reference=masked_softmax,
-    cases=lambda: [(case, (_scores(q, k), mask)) for case, q, k, _, mask in _cases()],
-    mistakes=(*(Mistake(hint, gives=f) for hint, f in _SOFTMAX_MISTAKES.items()), _NAN),
+    cases=lambda: [(case, (q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5, m)) for case, q, k, _, m in _cases()],
+    mistakes=(*(Mistake(hint, gives=partial(_weights, **kw)) for kw, hint in _SOFTMAX_MISTAKES), _NAN),
     otherwise="right shape, but the numbers differ from the course's.",
     returns="a tensor of weights, the shape of the scores",
     forbid=_READY_MADE,
     forbid_hint="a ready-made version; write the masking (masked_fill or torch.where) and the softmax yourself.",
     atol=1e-5,
 )
+check_masked_softmax = MASKED_SOFTMAX.check
 
-
-def check_masked_softmax(fn) -> bool:
-    """Exercise 1a: fn(scores, mask) = softmax over the keys where only mask == True counts (True = may attend).
-    The course's masked_softmax (or any course_utils helper) is refused. Compared with `attention.masked_softmax`
-    on random scores with no mask, a causal and two padding masks.
-    Used in notebook 03 §5 (its exercise)."""
-    return MASKED_SOFTMAX.check(fn)
-
-
-def _attention_mistake(weights):
-    return lambda q, k, v, mask=None: weights(_scores(q, k), mask) @ v
-
-
-ATTENTION = Exercise(
+_SCALE_MISTAKES = (
+    (dict(power=0), "the scores are not scaled: divide q·kᵀ by √d_k, d_k = q.shape[-1]."),
+    (dict(power=1), "the scores are divided by d_k; the divisor is its square root, √d_k."),
+)
+ATTENTION = Exercise(  # Exercise 1b: my_attention(q, k, v, mask=None) -> out (or (out, weights))
     name="my_attention",
     todo="write the body of my_attention (replace the raise line), then re-run this cell.",
     success="your attention equals the course's scaled_dot_product_attention on every case.",
     reference=lambda q, k, v, mask: scaled_dot_product_attention(q, k, v, mask)[0],
     cases=lambda: [(case, (q, k, v, mask)) for case, q, k, v, mask in _cases()],
-    mistakes=(
-        *(Mistake(hint, gives=_attention_mistake(f)) for hint, f in _SOFTMAX_MISTAKES.items()),
-        Mistake(
-            "the scores are not scaled: divide q·kᵀ by √d_k, d_k = q.shape[-1].",
-            gives=lambda q, k, v, mask: masked_softmax(q @ k.transpose(-2, -1), mask) @ v,
-        ),
-        Mistake(
-            "the scores are divided by d_k; the divisor is its square root, √d_k.",
-            gives=lambda q, k, v, mask: masked_softmax(q @ k.transpose(-2, -1) / q.shape[-1], mask) @ v,
-        ),
-        _NAN,
-    ),
+    mistakes=(*(Mistake(h, gives=partial(_attend, **kw)) for kw, h in _SOFTMAX_MISTAKES + _SCALE_MISTAKES), _NAN),
     otherwise="right shape, but the numbers differ from the course's.",
     returns="the output tensor (or (output, weights))",
     forbid=_READY_MADE,
@@ -142,22 +99,11 @@ ATTENTION = Exercise(
     convert=lambda got, want: like(got[0] if isinstance(got, tuple) and len(got) == 2 else got, want),
     atol=1e-5,
 )
-
-
-def check_attention(fn) -> bool:
-    """Exercise 1b: fn(q, k, v, mask=None) -> out (or (out, weights)) = softmax(q kᵀ / √d_k, masked) v.
-    The course's functions and torch's F.scaled_dot_product_attention are refused. Compared with
-    `attention.scaled_dot_product_attention` on the same random inputs as check_masked_softmax.
-    Used in notebook 03 §5 (its exercise)."""
-    return ATTENTION.check(fn)
-
-
-# ---- Predict before you look ----
+check_attention = ATTENTION.check
 
 
 def check_times_ten(prediction, before: float, after: float) -> bool:
-    """Predict (section 2): multiply every energy by 10; does eat's weight on apple go "up", "down" or stay "same"?
-    `before` and `after` are that weight as the notebook measured it; the checker follows the measurement.
+    """Predict: with every energy × 10, does eat's weight on apple (measured: before, after) go up, down, stay the same?
     Used in notebook 03 §2 (its exercise)."""
     truth = "same" if abs(after - before) < 1e-3 else ("up" if after > before else "down")
     numbers = f"eat → apple: {before:.3f} before, {after:.3f} with every energy × 10"
@@ -173,7 +119,7 @@ def check_times_ten(prediction, before: float, after: float) -> bool:
 
 
 def check_causal_top(guess, weights_row, words) -> bool:
-    """Predict (section 5): under the causal mask, which word gets eat's largest weight? Follows the measured row.
+    """Predict: under the causal mask, which word gets eat's largest weight (the measured row)?
     Used in notebook 03 §5 (its exercise)."""
     words, row = list(words), torch.as_tensor(weights_row)
     numbers = ", ".join(f"{w} {x:.2f}" for w, x in zip(words, row.tolist()))
@@ -189,60 +135,45 @@ def check_causal_top(guess, weights_row, words) -> bool:
 
 
 def toy_weights(W_Q, W_K, words=TOY_WORDS) -> torch.Tensor:
-    """(T, T) attention weights of the toy sentence for 2×2 matrices W_Q, W_K (Q = X W_Q, K = X W_K, scale √2).
+    """(T, T) attention weights of the toy sentence for 2×2 W_Q, W_K (Q = X W_Q, K = X W_K, scale √2).
     Used in notebook 03 (an exercise)."""
     X = toy_embeddings(words)
     W_Q, W_K = torch.as_tensor(W_Q, dtype=DTYPE), torch.as_tensor(W_K, dtype=DTYPE)
     if W_Q.shape != (2, 2) or W_K.shape != (2, 2):
         raise ValueError(f"W_Q and W_K must be 2×2; got {tuple(W_Q.shape)} and {tuple(W_K.shape)}")
-    Q, K = X @ W_Q, X @ W_K
-    return torch.softmax(Q @ K.T / math.sqrt(2), dim=-1)
+    return torch.softmax((X @ W_Q) @ (X @ W_K).T / math.sqrt(2), dim=-1)
+
+
+def _looks(w, a: str, b: str) -> bool:  # a's largest weight is on b, above 0.5
+    i, j = TOY_WORDS.index(a), TOY_WORDS.index(b)
+    return int(w[i].argmax()) == j and w[i, j].item() > 0.5
+
+
+EAT_APPLE = Exercise(  # Exercise 2: 2×2 W_Q, W_K such that eat looks at apple and apple at eat, each above 0.5
+    todo="fill in W_Q2 and W_K2 (2×2 tensors), then re-run this cell.",
+    success="eat's largest weight is on apple and apple's on eat, each above 0.5.",
+    reference=toy_weights(torch.tensor([[0.0, 2.0], [2.0, 0.0]]), 2 * torch.eye(2)),
+    mistakes=(
+        Mistake(
+            "apple looks at eat, but eat no longer at apple: a swap swaps every word's roles (section 6).",
+            when=lambda w: _looks(w, "apple", "eat"),
+        ),
+        Mistake("eat looks at apple, but apple does not look at eat yet.", when=lambda w: _looks(w, "eat", "apple")),
+    ),
+    otherwise="neither looks at the other yet: which feature should each word's query ask for?",
+    returns="two 2×2 tensors of numbers, W_Q2 and W_K2",
+    convert=lambda got, want: toy_weights(*got),
+    compare=lambda w, want: _looks(w, "eat", "apple") and _looks(w, "apple", "eat"),
+)
 
 
 def check_eat_apple_pair(W_Q, W_K) -> bool:
-    """Exercise 2: 2×2 W_Q, W_K such that 'eat' gives 'apple' and 'apple' gives 'eat' its largest weight, above 0.5.
-    Used in notebook 03 (its Exercises section)."""
-    if W_Q is None or W_K is None:
-        return not_answered("fill in W_Q2 and W_K2 (2×2 tensors), then re-run this cell.")
-    try:
-        torch.as_tensor(W_Q, dtype=DTYPE), torch.as_tensor(W_K, dtype=DTYPE)
-    except (ValueError, TypeError, RuntimeError):
-        return feedback(
-            False,
-            "",
-            f"W_Q2 and W_K2 must be 2×2 tensors of numbers; got {type(W_Q).__name__} and {type(W_K).__name__}.",
-        )
-    try:
-        w = toy_weights(W_Q, W_K)
-    except (ValueError, TypeError, RuntimeError) as exc:
-        return feedback(False, "", str(exc))
-    eat, apple = TOY_WORDS.index("eat"), TOY_WORDS.index("apple")
-    ok = {
-        (a, b): int(w[a].argmax()) == b and w[a, b].item() > 0.5 for a, b in ((eat, apple), (apple, eat))
-    }  # (query, key): the query's largest weight is on the key, above 0.5
-    rows = (
-        "; ".join(f"{TOY_WORDS[a]}'s row {[round(x, 2) for x in w[a].tolist()]}" for a in (eat, apple))
-        + " (keys: i, can, eat, apple)"
-    )
-    if all(ok.values()):
-        return feedback(True, f"eat -> apple {w[eat, apple]:.2f}, apple -> eat {w[apple, eat]:.2f}.", "")
-    if ok[apple, eat]:
-        hint = (
-            "apple looks at eat now, but eat no longer looks at apple. Swapping W^Q and W^K swaps the roles for "
-            "every word (section 6); here both features must ask, and both must answer."
-        )
-    elif ok[eat, apple]:
-        hint = "eat looks at apple, but apple does not look at eat: apple's query must point where eat's key is."
-    else:
-        hint = "neither looks at the other yet: which feature should each word's query ask for?"
-    return feedback(False, "", f"{rows}. {hint}")
+    """Exercise 2: 2×2 W_Q, W_K such that eat looks at apple and apple at eat. Used in notebook 03 (its Exercises)."""
+    return EAT_APPLE.check(None if W_Q is None or W_K is None else (W_Q, W_K))
 
 
 def check_init_guess(guess, measured: dict) -> bool:
-    """Predict, then check: which init gives the larger layer-0 mean row maximum after a short training?
-
-    `guess` is "xavier" or "torch_default" ("?" = not answered yet); `measured` is {init: mean row max} as the
-    notebook's cell measured it. Prints one line; True if the guess names the init with the larger value.
+    """Predict: which init gives the larger layer-0 mean row max (`measured`: {init: value})?
     Used in notebook 03 (its Evidence part: Starting weights and the size of the scores)."""
     if set(measured) != set(INITS):
         raise ValueError(f"measured must have exactly the keys {INITS}; got {sorted(measured)}")

@@ -37,27 +37,22 @@ def check_head_shapes(q_heads_shape, scores_shape, concat_shape) -> bool:
 
 
 def check_heads_alike(heads_attend_alike, weights, tokens) -> bool:
-    """Predict before you look (section 2): do the two heads of encoder layer 0 attend alike?
-
-    weights: (H, T, T) one sentence's attention weights; tokens: its T words. "Alike" means that for most query
-    words both heads put their largest weight on the same key word.
-    Used in notebook 04 §2."""
+    """Predict: do the H heads (weights (H, T, T), one sentence) put their largest weight on the same key word for most
+    query words? Used in notebook 04 §2."""
     top = torch.as_tensor(weights).argmax(-1)  # (H, T): each head's strongest key word per query word
-    same = [i for i in range(top.shape[1]) if bool((top[:, i] == top[0, i]).all())]
-    differ = [i for i in range(top.shape[1]) if i not in same]
-    alike = len(same) > top.shape[1] / 2
-    example = ""
-    if differ:
-        i = differ[0]
-        example = (
-            f" (e.g. the row of '{tokens[i]}': "
-            + ", ".join(f"head {h} → '{tokens[int(top[h, i])]}'" for h in range(top.shape[0]))
-            + ")"
-        )
-    counts = f"the heads' strongest word is the same for {len(same)} of {top.shape[1]} query words{example}"
+    differ = [i for i in range(top.shape[1]) if not bool((top[:, i] == top[0, i]).all())]
+    same, i = top.shape[1] - len(differ), (differ or [None])[0]
+    example = (
+        ""
+        if i is None
+        else f" (e.g. '{tokens[i]}': "
+        + ", ".join(f"head {h} → '{tokens[int(t)]}'" for h, t in enumerate(top[:, i]))
+        + ")"
+    )
+    counts = f"the heads' strongest word is the same for {same} of {top.shape[1]} query words{example}"
     return check_true_false(
         heads_attend_alike,
-        alike,
+        same > top.shape[1] / 2,
         "set heads_attend_alike to True or False in the cell above the heatmaps, then re-run.",
         f"read the two heatmaps row by row: {counts}.",
         f"{counts}. Claim F5 below measures this on the whole corpus.",
@@ -65,16 +60,13 @@ def check_heads_alike(heads_attend_alike, weights, tokens) -> bool:
 
 
 def check_one_head_worse(one_head_translates_worse, two_heads_better: dict) -> bool:
-    """Predict before you look (Claim F7): does the 1-head model translate worse than the 2-head one?
-
-    two_heads_better: {seed: the 2-head model scores higher (train + held-out exact match)}; "worse" = on most seeds.
-    Used in notebook 04 (the prediction in its main line, checked under the Claim F7 table)."""
-    worse = [s for s, v in two_heads_better.items() if v]
-    answer = len(worse) > len(two_heads_better) / 2
-    counts = f"the 1-head model scores lower on {len(worse)} of {len(two_heads_better)} seeds"
+    """Predict (Claim F7): does the 1-head model translate worse than the 2-head one, on most seeds
+    (two_heads_better: {seed: bool})? Used in notebook 04 (checked under the Claim F7 table)."""
+    worse = sum(map(bool, two_heads_better.values()))
+    counts = f"the 1-head model scores lower on {worse} of {len(two_heads_better)} seeds"
     return check_true_false(
         one_head_translates_worse,
-        answer,
+        worse > len(two_heads_better) / 2,
         "set one_head_translates_worse to True or False in the cell above the table, then re-run.",
         f"look at the table: {counts}.",
         f"{counts}.",
@@ -88,8 +80,7 @@ MH_CASES = (  # exercise 2: (case, n_heads, Tq, Tk, mask kind); section 1 shows 
 )
 
 
-def _mh_cases():
-    """(case, (x_q, x_kv, W_q, W_k, W_v, W_o, n_heads, mask)) for MH_CASES, seeded."""
+def _mh_cases():  # (case, (x_q, x_kv, W_q, W_k, W_v, W_o, n_heads, mask)) for MH_CASES, seeded
     cases, g = [], torch.Generator().manual_seed(4)
     for case, n_heads, tq, tk, kind in MH_CASES:
         x_q = torch.randn(B, tq, D_MODEL, generator=g)
@@ -102,8 +93,7 @@ def _mh_cases():
     return cases
 
 
-def _course_mha(x_q, x_kv, W_q, W_k, W_v, W_o, n_heads, mask=None):
-    """The course's MultiHeadAttention given the case's four layers' weights: the reference."""
+def _course_mha(x_q, x_kv, W_q, W_k, W_v, W_o, n_heads, mask=None):  # the reference: the course's, these weights
     with torch.random.fork_rng(), torch.no_grad():
         mha = MultiHeadAttention(D_MODEL, n_heads).eval()
         for mine, theirs in zip((W_q, W_k, W_v, W_o), (mha.w_q, mha.w_k, mha.w_v, mha.w_o)):
@@ -111,8 +101,8 @@ def _course_mha(x_q, x_kv, W_q, W_k, W_v, W_o, n_heads, mask=None):
         return mha(x_q, x_kv, x_kv, mask)[0]
 
 
-def _mha(x_q, x_kv, *case, one=0, div="dh", split="view", merge=1, w_o=1, flip=0, w_t=1, masking="-inf"):
-    """Multi-head attention written out; a keyword off its default is a typical mistake."""
+def mha_steps(x_q, x_kv, *case, one=0, div="dh", split="view", merge=1, w_o=1, flip=0, w_t=1, masking="-inf"):
+    """Multi-head attention written out; a keyword off its default is a typical mistake. Used in notebook 04 (ex. 2)."""
     *layers, n_heads, mask = case  # the four layers, n_heads, the mask
     b, tq, d = x_q.shape
     h, dh = (1, d) if one else (n_heads, d // n_heads)
@@ -133,7 +123,7 @@ def _mha(x_q, x_kv, *case, one=0, div="dh", split="view", merge=1, w_o=1, flip=0
     return lin[3](out) if w_o else out
 
 
-_MH_MISTAKES = (  # _mha's keyword arguments for a typical mistake, and its hint
+_MH_MISTAKES = (  # mha_steps' keyword arguments for a typical mistake, and its hint
     (dict(one=1, div="d"), "this is one head over all d_model features: cut q, k and v into n_heads slices of dh."),
     (dict(one=1), "the heads are never split: cut q, k and v into n_heads slices of dh = d_model // n_heads."),
     (
@@ -170,7 +160,7 @@ MULTI_HEAD = Exercise(  # Exercise 2: my_multi_head(x_q, x_kv, W_q, W_k, W_v, W_
     reference=_course_mha,
     cases=_mh_cases,
     mistakes=(
-        *(Mistake(hint, gives=partial(_mha, **kw)) for kw, hint in _MH_MISTAKES),
+        *(Mistake(hint, gives=partial(mha_steps, **kw)) for kw, hint in _MH_MISTAKES),
         Mistake("NaN: a query has every key masked; True means *may* attend.", when=lambda got, *a: got.isnan().any()),
     ),
     otherwise="the numbers differ from MultiHeadAttention's: project, split into heads (B, H, T, dh), masked "

@@ -16,8 +16,7 @@ COURSE_CODE = "that is the course's own code: "
 
 
 def layer_count(d, f, decoder, *, bias=1, norms=2, w_o=1, ff_linears=2, cross=1) -> int:
-    """One layer's parameters from its parts; a keyword argument off its default is a typical mistake.
-    Used in notebook 05 (exercise 1)."""
+    """One layer's parameters; a keyword off its default is a typical mistake. Used in notebook 05 (exercise 1)."""
     linear = d * d + d * bias
     ff = d * f + f * bias + (f * d + d * bias) * (ff_linears - 1)
     n_attention = 2 if decoder and cross else 1
@@ -109,8 +108,7 @@ check_shift_labels = SHIFT_LABELS.check
 
 
 def check_first_loss(my_first_loss, first_loss: float) -> bool:
-    """Section 3's prompt: a guess of the untrained model's first loss, right from 0.85 · ln 41 to 1.15 × the loss
-    the next cell computes. Used in notebook 05 §3 (its exercise)."""
+    """A guess of the untrained model's first loss: 0.85 · ln 41 to 1.15 × first_loss. Used in notebook 05 §3."""
     even = math.log(N_GERMAN)
     why = f" Knowing nothing, a model gives each of the {N_GERMAN} German tokens about 1/{N_GERMAN}: ln {N_GERMAN} = "
     why += f"{even:.2f}; the random start is a little worse ({first_loss:.2f})."
@@ -131,8 +129,7 @@ def check_first_loss(my_first_loss, first_loss: float) -> bool:
 
 
 def reference_step(model, opt, src, labels, *, bos=1, last=1, zero_grad=1, pad=1, copy=0, axes="bt", step=1):
-    """Exercise 4's step on labels = tgt[:, 1:]: decoder input <bos> + labels[:, :-1] (= tgt[:, :-1]), the loss,
-    the update; a keyword argument off its default is a typical mistake. Used in notebook 05 (exercise 4)."""
+    """Exercise 4's step (labels = tgt[:, 1:]); a keyword off its default is a mistake. Used in notebook 05 (ex. 4)."""
     dec_in = torch.cat([torch.full((len(labels), 1), BOS), labels[:, :-1] if last else labels], dim=1)
     dec_in, gold = (labels, labels) if copy else (dec_in, labels) if bos else (labels[:, :-1], labels[:, 1:])
     logits = model(src, dec_in)
@@ -146,8 +143,7 @@ def reference_step(model, opt, src, labels, *, bos=1, last=1, zero_grad=1, pad=1
     return loss.item()
 
 
-def _three_steps(step, args=()):
-    """step(model, opt, src, labels) on the first three batches of a fresh seed-0 model: its losses, or None."""
+def _three_steps(step, args=()):  # step(model, opt, src, labels) on a fresh seed-0 model's first three batches
     from course_utils.core.data import build_vocabs, load_pairs
     from course_utils.core.model import ModelConfig, build_model
     from course_utils.training.train import TrainConfig, make_batches, single_thread
