@@ -52,10 +52,6 @@ def code_cell(source: str) -> dict:
     return {"cell_type": "code", "source": source.splitlines(keepends=True)}
 
 
-@pytest.mark.xfail(
-    reason="the notebooks still import from their modules; rewriting them to the layer surface is pending",
-    strict=False,
-)
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name[:2])
 def test_a_notebook_imports_course_utils_in_a_few_lines(path):
     assert too_many(json.loads(path.read_text(encoding="utf-8"))) == []
