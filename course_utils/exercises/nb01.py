@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from course_utils.core.toys import SENTENCES_2D, SENTENCES_3D
-from course_utils.exercises.framework import Exercise, Mistake, check_choice, check_true_false
+from course_utils.exercises.framework import Exercise, Mistake, check_choice
 from course_utils.measures.sentence_vectors import topic
 from course_utils.measures.similarity import cosine, dot
 
@@ -69,17 +69,15 @@ def check_nearest_to_cake(sentence) -> bool:
     )
 
 
-def check_same_topic_prediction(prediction) -> bool:
-    """Predict: by dot product, does every same-topic pair of the 2-D sentences beat every cross-topic pair? (No.)
-    Used in notebook 01 (Six sentences as arrows)."""
-    return check_true_false(
-        prediction,
-        False,
-        "set my_prediction to True or False before the table.",
-        "you predicted True, the table says False: the dot product grows with length, and the long "
-        "'read newspaper' arrow lifts a cross-topic pair above a same-topic one.",
-        "right: by dot product one cross-topic pair beats a same-topic pair (length counts).",
-    )
+SAME_TOPIC = Exercise(  # Predict: by dot product, does every same-topic pair of the 2-D sentences beat every other?
+    todo="set my_prediction to True or False before the table.",
+    success="right: by dot product one cross-topic pair beats a same-topic pair (length counts).",
+    reference=False,
+    otherwise="the table says False: the dot product grows with length, and the long 'read newspaper' arrow lifts a "
+    "cross-topic pair above a same-topic one.",
+    returns="True or False",
+)
+check_same_topic_prediction = SAME_TOPIC.check
 
 
 def _eat_wins(f, v) -> bool:  # by f, both 'eat' sentences score above every 'drink' and 'read' sentence
