@@ -22,8 +22,9 @@ from course_utils.measures.clustering import (
     word_vector,
 )
 from course_utils.measures.projection import LabelledVectors, collect_vectors, identical_groups
+from course_utils.measures.similarity import relative_distance
 from course_utils.trace.interventions import copy_row_from, next_word_log_probs
-from course_utils.training.zoo import load_standard_model
+from course_utils.training.zoo import load_seeds, load_standard_model
 from course_utils.views.clustering import MARKER_GLYPHS, MIN_WINDOW, MIN_ZOOM, plot_word_projection
 
 
@@ -492,3 +493,19 @@ def test_residual_sum_spread_against_numpy_and_a_known_case():
     assert abs(residual_sum_spread(traces, x, out) - own) > 0.05  # the residual changes it (seed 2: 0.127 -> 0.041)
     with pytest.raises(ValueError, match="no word sits at the same position"):
         residual_sum_spread(traces[:1] + [load_seeds("blog")[2].snapshots[30]["apple eat can we"]], x, out)
+
+
+def test_notebook_06_exercise_3_solution_note():
+    """Seed 4, encoder layer 1: the head that hardly looks at the object (head 1) differs more; both layer-0 heads
+    of seed 4 look at the object, so layer 1's values already carry it (the worked solution's reason)."""
+    s4 = load_seeds("learned")[4].snapshots[30]
+    a, b = (s4[s] for s in PAIR)
+
+    def shift(key, h):
+        return relative_distance(word_vector(a, key, "eat", h), word_vector(b, key, "eat", h))
+
+    d = [shift("encoder.1.self.x1", h) for h in (0, 1)]
+    on_object = [max(float(s4[s]["encoder.1.self.weights"][h, 3, 4]) for s in PAIR) for h in (0, 1)]
+    assert d[1] > d[0] > 1.0 and on_object[0] > 0.6 > 0.1 > on_object[1]
+    assert min(float(s4[s]["encoder.0.self.weights"][h, 3, 4]) for s in PAIR for h in (0, 1)) > 0.75
+    assert shift("encoder.1.self.v", 1) > 0.5  # layer 1's values of eat differ already

@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt
 from matplotlib.text import Text
 
 from course_utils.core.data import load_probes
-from course_utils.core.model import ModelConfig, build_model
+from course_utils.core.model import ModelConfig, build_model, translate
 from course_utils.core.places import VECTOR_KINDS
 from course_utils.core.precision import close_to_stored
 from course_utils.measures.probing import (
@@ -40,7 +40,7 @@ from course_utils.measures.probing import (
     word_spread,
 )
 from course_utils.trace.tracing import run_with_trace
-from course_utils.training.zoo import load_standard_model
+from course_utils.training.zoo import load_seeds, load_standard_model
 from course_utils.views.probing import DISTANCE_FLOOR, plot_five, plot_same_word_distance, plot_word_order
 from course_utils.views.tables import cosine_across
 
@@ -429,3 +429,23 @@ def test_nearest_margins_takes_the_smallest_over_keys(pairs):
     got = nearest_margins({0: pairs["learned"], 1: pairs["none"]}, keys)
     assert got[0] == min(counterpart_margin(*pairs["learned"], k) for k in keys)
     assert got[1] == min(counterpart_margin(*pairs["none"], k) for k in keys) > got[0]  # no PE: the word's own
+
+
+def test_notebook_08_exercise_solution_notes():
+    """Exercise 2: the encoder's mover depends on the seed (seed 3 hardly moves), cross-attention's is kann on every
+    seed. Exercise 3: which object each seed keeps in 'i can eat bread book' and in 'i can eat apple book'."""
+    runs = load_seeds("learned")
+    traces = {s: five_sentence_traces(r.model) for s, r in runs.items()}
+    spreads = {
+        key: {s: word_spread(t, key) for s, t in traces.items()} for key in ("encoder.0.self.x1", "decoder.0.cross.x1")
+    }
+    movers = {key: {s: max(sp, key=sp.get) for s, sp in by_seed.items()} for key, by_seed in spreads.items()}
+    assert movers["encoder.0.self.x1"] == {0: "can", 1: "eat", 2: "eat", 3: "i", 4: "eat"}
+    assert set(movers["decoder.0.cross.x1"].values()) == {"kann"}
+    assert max(spreads["encoder.0.self.x1"][3].values()) < 0.01
+    german = {"brot": "bread", "buch": "book", "apfel": "apple"}
+    for sentence, kept in [
+        ("i can eat bread book", ["bread", "book", "bread", "book", "book"]),
+        ("i can eat apple book", ["book", "apple", "apple", "book", "book"]),
+    ]:
+        assert [next(german[w] for w in translate(r.model, sentence) if w in german) for r in runs.values()] == kept

@@ -7,22 +7,24 @@ import functools
 
 import numpy as np
 
-from course_utils.exercises.framework import Exercise, Mistake
+from course_utils.exercises.framework import Exercise, Mistake, compared
 from course_utils.measures.clustering import PAIR, word_vector
 from course_utils.measures.similarity import cosine_distance, pairwise_spread, relative_distance
 
 SHARED = ("we", "want", "to", "eat")  # the words both sentences of PAIR share (exercise 2)
-
-
-def _distances(X) -> np.ndarray:
-    X = np.asarray(X, dtype=float)
-    return np.linalg.norm(X[:, None] - X[None], axis=-1)
-
-
 _RNG = np.random.default_rng(6)
 _RANDOM = _RNG.normal(size=(12, 8))
 
-# Exercise 1: the pairwise spread written out, with numpy and without a Python loop
+
+def _unscaled(X, k: int = 1) -> float:  # the mean distance over the pairs above diagonal k
+    X = np.asarray(X, dtype=float)
+    return np.linalg.norm(X[:, None] - X[None], axis=-1)[np.triu_indices(len(X), k)].mean()
+
+
+def _mean(X, k: int) -> float:
+    return _unscaled(X, k) / np.linalg.norm(X, axis=1).mean()
+
+
 SPREAD = Exercise(
     name="my_pairwise_spread",
     todo="write the body of my_pairwise_spread(X) (it returns one number), then re-run it.",
@@ -35,26 +37,18 @@ SPREAD = Exercise(
         ("3 × random vectors", (3 * _RANDOM,)),  # the spread does not change with the scale
     ],
     mistakes=(
-        Mistake(
-            "count each pair once and leave out a vector's distance to itself.",
-            gives=lambda X: _distances(X).mean() / np.linalg.norm(X, axis=1).mean(),
-        ),  # fmt: skip
-        Mistake(
-            "divide the mean pairwise distance by the mean length of the vectors (np.linalg.norm(X, axis=1).mean()).",
-            gives=lambda X: _distances(X)[np.triu_indices(len(X), 1)].mean(),
-        ),  # fmt: skip
+        Mistake("count each pair once and leave out a vector's distance to itself.", lambda X: _mean(X, k=0)),
+        Mistake("divide by the mean length of the vectors (np.linalg.norm(X, axis=1).mean()).", _unscaled),
     ),
     returns="one number",
     forbid=("course_utils", "my_spread", "for"),
     forbid_hint="compute the spread yourself with numpy, all (N, N) distances at once with broadcasting "
     "(X[:, None] - X[None]), then the mean over pairs of different rows.",
-    atol=1e-6,
 )
 
 
 def check_pairwise_spread(fn) -> bool:
-    """Exercise 1: fn(X (N, dim)) -> mean pairwise Euclidean distance / mean vector length (SPREAD), with numpy:
-    the course's code, the notebook's my_spread and a Python loop are refused. Used in notebook 06 (its Exercises)."""
+    """Exercise 1 (SPREAD), with numpy and without a Python loop. Used in notebook 06 (its Exercises section)."""
     return SPREAD.check(fn)
 
 
@@ -70,57 +64,35 @@ def _shifts(key: str, epoch: int = 30, distance=relative_distance) -> dict[str, 
     return {w: distance(*(word_vector(snaps[s], key, w) for s in PAIR)) for w in SHARED}
 
 
-def _compare(my_prediction, want) -> str:
-    if my_prediction is None:
-        return "You made no prediction; write one down first next time."
-    guess = my_prediction.strip().lower() if isinstance(my_prediction, str) else my_prediction
-    if isinstance(want, int) and isinstance(guess, str) and guess.isdigit():
-        guess = int(guess)  # "1" for head 1
-    return "Your prediction was right." if guess == want else f"You predicted {my_prediction!r}."
-
-
-def _word_numbers(got, want) -> dict[str, float]:
-    if not isinstance(got, dict) or set(got) != set(want):
-        raise TypeError("not the four words")
-    return {w: float(v) for w, v in got.items()}
-
-
-def most_changed_spec() -> Exercise:
-    """Exercise 2's spec: {word: relative distance of its encoder layer-1 x1 between the two sentences of PAIR,
-    epoch 30, seed 0}, with its typical mistakes. Used in notebook 06 (an exercise)."""
+def most_changed_spec(my_prediction=None) -> Exercise:
+    """Exercise 2: {word: relative distance of its encoder layer-1 x1 between the sentences of PAIR}, seed 0, epoch
+    30; my_prediction (the word that moves most) is compared, not graded. Used in notebook 06 (an exercise)."""
+    key = "encoder.1.self.x1"
+    want = _shifts(key)
+    top = max(want, key=want.get)
     return Exercise(
         todo="fill in shifts = {word: relative distance} for we, want, to, eat, then re-run.",
-        success="",
-        reference=_shifts("encoder.1.self.x1"),
+        success=f"right: {top!r} moves most. {compared(my_prediction, top)}",
+        reference=want,
         mistakes=(
             Mistake("these are layer 0's x1 vectors; the exercise asks for layer 1's.", _shifts("encoder.0.self.x1")),
-            Mistake(
-                "that is the cosine distance; use relative_distance (‖a − b‖ / mean length).",
-                _shifts("encoder.1.self.x1", distance=cosine_distance),
-            ),  # fmt: skip
-            Mistake("that is epoch 1; use the snapshot of epoch 30.", _shifts("encoder.1.self.x1", epoch=1)),
-            Mistake("that is epoch 15; use the snapshot of epoch 30.", _shifts("encoder.1.self.x1", epoch=15)),
+            Mistake("that is the cosine distance; use relative_distance.", _shifts(key, distance=cosine_distance)),
+            Mistake("that is epoch 1; use the snapshot of epoch 30.", _shifts(key, epoch=1)),
+            Mistake("that is epoch 15; use the snapshot of epoch 30.", _shifts(key, epoch=15)),
             Mistake("that is the layer's output; use its x1.", _shifts("encoder.1.layer_out")),
         ),
         otherwise="not these numbers: for each word compare word_vector(snaps[30][A], key, word) with the same word "
         "in snaps[30][B], key 'encoder.1.self.x1'.",
         returns=f"a dict {{word: number}} with exactly the words {', '.join(SHARED)}",
-        convert=_word_numbers,
-        compare=lambda got, want: all(abs(got[w] - want[w]) < 1e-6 for w in want),
     )
 
 
 def check_most_changed_word(shifts, my_prediction=None) -> bool:
-    """Exercise 2: shifts as most_changed_spec() asks; my_prediction (the word guessed to move most) is compared,
-    not graded. Used in notebook 06 (its Exercises section)."""
-    spec = most_changed_spec()
-    top = max(spec.reference, key=spec.reference.get)
-    return dataclasses.replace(spec, success=f"right: {top!r} moves most. {_compare(my_prediction, top)}").check(shifts)
+    """Exercise 2 (most_changed_spec). Used in notebook 06 (its Exercises section)."""
+    return most_changed_spec(my_prediction).check(shifts)
 
 
-def head_shift(trace_a, trace_b, key: str, head: int, word: str = "eat") -> float:
-    """The reference for exercise 3: relative distance between `word`'s vectors of one head in two traces.
-    Used in notebook 06 (an exercise)."""
+def _head_shift(trace_a, trace_b, key: str, head: int, word: str = "eat") -> float:
     return relative_distance(word_vector(trace_a, key, word, head), word_vector(trace_b, key, word, head))
 
 
@@ -139,21 +111,17 @@ HEAD_SHIFT = Exercise(
     name="my_head_shift",
     todo="write the body of my_head_shift (it returns one number), then re-run the cell.",
     success="",
-    reference=head_shift,
+    reference=_head_shift,
     cases=_head_cases,
     mistakes=(
         Mistake(
-            "that uses both heads' numbers; take one head: trace.vectors(key, head).",
-            gives=lambda a, b, key, head: head_shift(a, b, key, None),
-        ),  # fmt: skip
+            "that uses both heads together; take head h's 32 numbers.", lambda a, b, k, h: _head_shift(a, b, k, None)
+        ),
+        Mistake("that is the cosine distance; use ‖a − b‖ / mean length.", lambda *a: cosine_distance(*_eat(*a))),
         Mistake(
-            "that is the cosine distance; divide ‖a − b‖ by the mean length instead.",
-            gives=lambda *args: cosine_distance(*_eat(*args)),
-        ),  # fmt: skip
-        Mistake(
-            "that is ‖a − b‖ alone; divide it by the mean length of a and b.",
-            gives=lambda *args: float(np.linalg.norm(np.subtract(*_eat(*args)))),
-        ),  # fmt: skip
+            "that is ‖a − b‖ alone; divide by the mean length.",
+            lambda *a: float(np.linalg.norm(np.subtract(*_eat(*a)))),
+        ),
     ),
     otherwise="compare with my_relative_distance.",
     returns="one number",
@@ -161,9 +129,8 @@ HEAD_SHIFT = Exercise(
 
 
 def check_head_shift(fn, my_prediction=None) -> bool:
-    """Exercise 3: fn(trace_a, trace_b, key, head, word="eat") as head_shift (HEAD_SHIFT); my_prediction (0 or 1: the
-    head of seed 4's encoder layer 1 whose x1 of 'eat' differs more) is compared, not graded.
-    Used in notebook 06 (its Exercises section)."""
-    d = [head_shift(*args) for _, args in _head_cases()[3:]]
+    """Exercise 3 (HEAD_SHIFT); my_prediction (0 or 1: the head of seed 4's encoder layer 1 whose x1 of 'eat' differs
+    more) is compared, not graded. Used in notebook 06 (its Exercises section)."""
+    d = [_head_shift(*args) for _, args in _head_cases()[3:]]
     said = f"seed 4, encoder layer 1: head 0's x1 of 'eat' differs by {d[0]:.2f}, head 1's by {d[1]:.2f}."
-    return dataclasses.replace(HEAD_SHIFT, success=f"{said} {_compare(my_prediction, int(np.argmax(d)))}").check(fn)
+    return dataclasses.replace(HEAD_SHIFT, success=f"{said} {compared(my_prediction, int(np.argmax(d)))}").check(fn)

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import numbers
-
 import torch
 
-from course_utils.exercises.framework import Exercise, Mistake, check_choice, feedback, not_answered, short
+from course_utils.exercises.framework import Exercise, Mistake, check_choice
 
 
 def _diagonal(w: torch.Tensor, offset: int) -> torch.Tensor:
@@ -50,45 +48,40 @@ PREVIOUS = Exercise(
 )
 
 
-def previous_token_head(model=None, sentences=None) -> tuple[int, int]:
-    """(layer, head) with the largest mean previous-token weight over `sentences` (default: the paraphrase set).
-    Used in notebook 10 (an exercise)."""
-    from course_utils.core.pretrained import load_minilm
+def _previous_token_head(model) -> tuple[int, int]:
     from course_utils.measures.pretrained import PARAPHRASES, head_masses
     from course_utils.trace.pretrained import record_sentences
 
-    model = model or load_minilm()
-    sentences = sentences or [s for pair in PARAPHRASES for s in pair]
-    cache, batch = record_sentences(model, sentences, "*.weights")
+    cache, batch = record_sentences(model, [s for pair in PARAPHRASES for s in pair], "*.weights")
     layer, head = head_masses(cache, batch.lengths, model.cfg.n_layers)["previous"].idxmax()
     return int(layer), int(head)
 
 
 def check_previous_token_head(fn, answer, model=None) -> bool:
-    """Exercise 2: the learner's detector `fn` passes PREVIOUS, and `answer` = (layer, head) of the previous-token
-    head. Used in notebook 10 §4 (its exercise)."""
-    ints = isinstance(answer, tuple | list) and len(answer) == 2
-    if ints and all(isinstance(x, numbers.Integral) and not isinstance(x, bool) for x in answer):
-        layer, head = map(int, answer)
-    elif answer is not None:  # said first, in one line, before the detector is run
-        return feedback(False, "", f"answer with a pair (layer, head) of integers; got {short(answer)}.")
+    """Exercise 2: the learner's detector `fn` passes PREVIOUS, then `answer` = (layer, head) of the head with the
+    largest previous-token mass over the paraphrases. Used in notebook 10 §4 (its exercise)."""
+    from course_utils.core.pretrained import load_minilm
+
     line = PREVIOUS.judge(fn)
     if line:
         print(line)
         return False
-    if answer is None:
-        return not_answered("detector done; now run it on every layer and set my_previous_token_head = "
-                            "(layer, head), then re-run.")  # fmt: skip
-    right = previous_token_head(model)
-    hint = (
-        "layers are numbered from 0 (the first layer is layer 0), as in the trace keys."
-        if (layer - 1, head) == right
-        else "layers run 0..5 and heads 0..11."
-        if not (0 <= layer < 6 and 0 <= head < 12)
-        else f"layer {layer}, head {head} is not the head with the largest previous-token mass: compare every "
-        "(layer, head) of your detector's output over several sentences."
-    )
-    return feedback((layer, head) == right, f"layer {layer}, head {head} is the previous-token head.", hint)
+    right = _previous_token_head(model or load_minilm())
+    return Exercise(
+        todo="detector done; now run it on every layer and set my_previous_token_head = (layer, head), then re-run.",
+        success=f"layer {right[0]}, head {right[1]} is the previous-token head.",
+        reference=right,
+        mistakes=(
+            Mistake(
+                "layers are numbered from 0 (the first layer is layer 0), as in the trace keys.",
+                (right[0] + 1, right[1]),
+            ),
+            Mistake("layers run 0..5 and heads 0..11.", when=lambda got: not (0 <= got[0] < 6 and 0 <= got[1] < 12)),
+        ),
+        otherwise="not the head with the largest previous-token mass: compare every (layer, head) of your detector's "
+        "output over several sentences.",
+        returns="a pair (layer, head) of whole numbers",
+    ).check(answer)
 
 
 def check_eat_layer_prediction(prediction, distances) -> bool:
