@@ -29,17 +29,15 @@ PREVIOUS = Exercise(
     reference=lambda w: _diagonal(w, -1).mean(-1),
     cases=[(f"random weights {s}", (_weights(s),)) for s in range(3)],
     mistakes=(
-        Mistake("query 0 ([CLS]) has no previous token: with index i − 1 it wraps round to the last key.", gives=_wrap),
+        Mistake("query 0 ([CLS]) has no previous token: with index i − 1 it wraps round to the last key.", _wrap),
         Mistake(
-            "that is the weight on the NEXT token; query i's weight on the key before it is w[h, i, i − 1] "
-            "(rows are queries, columns keys).",
-            gives=lambda w: _diagonal(w, 1).mean(-1),
-        ),  # fmt: skip
-        Mistake("the weights are summed over the queries; take their mean.", gives=lambda w: _diagonal(w, -1).sum(-1)),
+            "that is the NEXT token's weight; the key before query i is w[h, i, i − 1].",
+            lambda w: _diagonal(w, 1).mean(-1),
+        ),
+        Mistake("the weights are summed over the queries; take their mean.", lambda w: _diagonal(w, -1).sum(-1)),
         Mistake(
-            "divided by T: only T − 1 queries have a previous token, so average over those.",
-            gives=lambda w: _diagonal(w, -1).sum(-1) / w.shape[-1],
-        ),  # fmt: skip
+            "divided by T: only T − 1 queries have a previous token.", lambda w: _diagonal(w, -1).sum(-1) / w.shape[-1]
+        ),
     ),
     otherwise="not the mean weight on the previous key: average w[h, i, i − 1] over the queries i = 1 … T − 1.",
     returns="one number per head, shape (H,)",
