@@ -8,7 +8,8 @@ them, retraining them.
 
 STANDARD_MODELS: "learned" (the course model: the source blog's sizes and init, 2 layers of 2 heads), "blog" (the
 blog's own model: 1 layer, 1 head; every blog claim is judged on it first), "sinusoidal" and "none" (other
-positional encodings, seed 0 only; notebook 07), "one_head" (notebooks 04 §6, 09 §4) and "saturated" (notebook 03's Evidence part).
+positional encodings, seed 0 only; notebook 07), "one_head" (notebooks 04 §6, 09 §4), "saturated" (notebook 03's Evidence part), and "blog_tied", "tied" (one
+linear layer for Q, K and V: the blog's "why not only 1 encoding?", notebook 03's Evidence part).
 `make models` (python -m course_utils.training.zoo) retrains and rewrites every file;
 tests/test_shipped_models.py checks that the code reproduces them.
 """
@@ -43,6 +44,10 @@ STANDARD_MODELS: dict[str, tuple[ModelConfig, tuple[int, ...]]] = {
     # the source blog's own model as its code builds it: 1 encoder and 1 decoder layer, 1 head, d_model 64, d_ff 128,
     # Xavier on every weight; every blog claim is judged on it first, the course model gives a second reading
     "blog": (ModelConfig(n_layers=1, n_heads=1), SEEDS),
+    # the blog asks "why don't we learn only 1 encoding?": the same two shapes with one linear layer making Q, K
+    # and V in every attention block (W^Q = W^K = W^V); judged beside "blog" and "learned" (notebook 03's Evidence)
+    "blog_tied": (ModelConfig(n_layers=1, n_heads=1, tied_qkv=True), SEEDS),
+    "tied": (ModelConfig(tied_qkv=True), SEEDS),
 }
 
 
@@ -61,7 +66,7 @@ def standard_probes(name: str = "learned", seed: int = 0) -> dict[str, str | Non
     pair for the other seeds; none for the 1-head models (only their weights and history are needed).
     Used by course_model: the shipped snapshots that notebooks 05 §6, 06 and 08 read."""
     _check_standard(name, seed)
-    if name == "one_head":
+    if name in ("one_head", "blog_tied", "tied"):
         return {}
     if name == "blog" or (seed == 0 and name in ("learned", "sinusoidal", "none")):
         return load_probes()
@@ -71,7 +76,7 @@ def standard_probes(name: str = "learned", seed: int = 0) -> dict[str, str | Non
 def course_model(name: str = "learned", seed: int = 0, log=None) -> TrainResult:
     """Train a standard course model from scratch (deterministic, ~2 s on one CPU thread).
 
-    name: "learned" (the course model), "blog" (the blog's 1-layer, 1-head model), "sinusoidal", "none", "one_head" or "saturated"
+    name: "learned" (the course model), "blog" (the blog's 1-layer, 1-head model), "sinusoidal", "none", "one_head", "saturated", "blog_tied" or "tied"
     (see STANDARD_MODELS); seed: one of the shipped seeds.
     Used by write_standard_models (`make models`); notebook 05 §3 trains the same model in the open.
     """
