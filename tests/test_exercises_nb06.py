@@ -7,8 +7,8 @@ import pytest
 from notebook_cells import solution_code  # tests/ is on sys.path under pytest
 
 from course_utils import measures
-from course_utils.exercises import NOT_ANSWERED, nb06
-from course_utils.exercises.framework import learner
+from course_utils.exercises import nb06
+from course_utils.exercises.framework import NOT_ANSWERED, learner
 from course_utils.measures.clustering import PAIR, word_vector
 from course_utils.measures.similarity import pairwise_spread, relative_distance
 from course_utils.training.zoo import load_seeds

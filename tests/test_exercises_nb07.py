@@ -9,8 +9,8 @@ import pytest
 from notebook_cells import solution_code  # tests/ is on sys.path under pytest
 
 from course_utils.core.model import translate
-from course_utils.exercises import NOT_ANSWERED, nb07
-from course_utils.exercises.framework import learner
+from course_utils.exercises import nb07
+from course_utils.exercises.framework import NOT_ANSWERED, learner
 from course_utils.training.zoo import SEEDS, load_standard_model
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "07_word_order_and_position.ipynb"

@@ -10,9 +10,8 @@ from notebook_cells import solution_code  # tests/ is on sys.path under pytest
 
 from course_utils.core.places import trace_key
 from course_utils.core.pretrained import load_minilm
-from course_utils.exercises import NOT_ANSWERED
 from course_utils.exercises import nb10 as ex
-from course_utils.exercises.framework import learner
+from course_utils.exercises.framework import NOT_ANSWERED, learner
 from course_utils.trace.pretrained import trace_sentence
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "10_a_real_pretrained_transformer.ipynb"

@@ -1,15 +1,15 @@
 """One checker framework for every exercise: an exercise is a short spec, `Exercise(...)`, and `spec.check(answer)`.
 
 A function exercise calls the learner's function and the reference on the same cases and compares the results
-(tolerance, shape, dtype); a value exercise compares one value with the reference. Either way the first thing
-that is not right gives ONE line, never a traceback:
+(tolerance, shape, dtype); a value exercise (no `cases`) compares one value with the reference (a dict key by key,
+a word in lower case). The first thing that is not right gives ONE line, never a traceback:
 
     ✍ Not answered yet: <todo>        None, a body that raises NotImplementedError, a function returning None
     ❌ Not yet: <name> raised E: ...  (or on_error's hint), a wrong type, a wrong shape or dtype,
     ❌ Not yet: <hint>                 the first listed Mistake the answer matches, else `otherwise`
     ✅ <success>
 
-A complete small spec (the learner writes `my_double(x)`; the notebook calls `ex.check_double(my_double)`):
+A complete small spec (the notebook calls `ex.check_double(my_double)`):
 
     DOUBLE = Exercise(
         name="my_double",
@@ -18,22 +18,17 @@ A complete small spec (the learner writes `my_double(x)`; the notebook calls `ex
         reference=lambda x: 2 * x,
         cases=[("a vector", (torch.tensor([1.0, -2.0]),)), ("a matrix", (torch.ones(2, 3),))],
         mistakes=(
-            Mistake("that is x squared; double it: 2 * x.", gives=lambda x: x * x),
-            Mistake("that is x + 2; double it: 2 * x.", gives=lambda x: x + 2),
+            Mistake("that is x squared; double it: 2 * x.", gives=lambda x: x * x),  # a value exercise: the value
             Mistake("the result is all zeros.", when=lambda got, x: not got.any()),  # a predicate on the result
         ),
         forbid=("course_utils", "double_it"),  # names (or package roots) the learner's source may not use
         forbid_hint="write it yourself with *.",
     )
+    check_double = DOUBLE.check
 
-    def check_double(fn) -> bool:
-        return DOUBLE.check(fn)
-
-A value exercise leaves out `cases` and gives the right value as `reference` (Mistake(gives=) is then a wrong
-value; a dict answer is compared key by key, a word in lower case). A True/False prediction uses
-`check_true_false`, a multiple choice `check_choice`, a prediction that is not graded `compared`. A spec whose numbers
-come from the notebook (a measured row) is built inside the checker. Tests parametrize over `SPEC.mistakes`:
-`SPEC.check(learner(m.gives))` prints `m.hint` (`learner` hides a reference from the static check, as tests need).
+A True/False prediction uses `check_true_false`, a multiple choice `check_choice`, a prediction that is not graded
+`compared`; a spec whose numbers come from the notebook is built inside its checker. Tests parametrize over
+`SPEC.mistakes`: `SPEC.check(learner(m.gives))` prints `m.hint` (`learner` hides code from the static check).
 """
 
 from __future__ import annotations
@@ -56,35 +51,30 @@ WRONG_TYPE = (TypeError, ValueError, RuntimeError, IndexError, AttributeError)  
 
 
 def feedback(ok: bool, success: str, hint: str) -> bool:
-    """Print ✅ success or ❌ hint and return ok.
-    Used by every checker (notebooks 01-10, their exercises)."""
+    """Print ✅ success or ❌ hint and return ok (every checker). Used by the checkers of notebooks 01-10."""
     print(("✅ " + success) if ok else (NOT_YET + hint))
     return bool(ok)
 
 
 def not_answered(what: str) -> bool:
-    """Print "✍ Not answered yet: " + what (what to do to answer) and return False.
-    Used by every checker (notebooks 01-10, their exercises)."""
+    """Print "✍ Not answered yet: " + what (what to do to answer) and return False. Used by the checkers of notebooks 01-10."""
     print(NOT_ANSWERED + what)
     return False
 
 
 def short(x) -> str:
-    """A learner's value on one line: its type and repr, at most 60 characters of repr.
-    Used by the checkers of notebooks 01-10 (the wrong-type line)."""
+    """A learner's value on one line (the wrong-type line): its type and at most 60 characters of repr. Used by the checkers of notebooks 01-10."""
     text = " ".join(repr(x).split())
     return f"{type(x).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
 
 
 def first_line(exc: Exception) -> str:
-    """An error's message, its first line only: the checker's reply stays one line.
-    Used by every Exercise (notebooks 01-10)."""
+    """An error's message, its first line only: the checker's reply stays one line. Used by the checkers of notebooks 01-10."""
     return (str(exc).strip().splitlines() or [""])[0]
 
 
 def number(x) -> float:
-    """x as one finite float (a 0-d tensor or array too); TypeError for a string, a bool, several numbers, nan.
-    Used by the checkers of notebooks 01-10 (a number answer)."""
+    """x as one finite float (a 0-d tensor or array too); TypeError for a string, a bool, several numbers, nan. Used by the checkers of notebooks 01-10."""
     if isinstance(x, (str, bytes, bool, np.bool_)) or np.ndim(x) != 0:
         raise TypeError("not one number")
     value = float(x.detach() if isinstance(x, torch.Tensor) else x)  # a loss tensor too, without a warning
@@ -94,8 +84,7 @@ def number(x) -> float:
 
 
 def whole(x) -> int:
-    """x as an int when it is one whole number (5, 5.0, a 0-d tensor); TypeError otherwise.
-    Used by the checkers of notebooks 02, 04 and 05 (a count)."""
+    """x as an int when it is one whole number (5, 5.0, a 0-d tensor); TypeError otherwise. Used by the checkers of notebooks 01-10."""
     value = number(x)
     if not value.is_integer():
         raise TypeError("not whole")
@@ -103,9 +92,8 @@ def whole(x) -> int:
 
 
 def like(got, want):
-    """The learner's result converted to the reference's kind (tensor, array, bool, number, tuple, a word in lower
-    case, a dict with the same keys); raises one of WRONG_TYPE when it cannot be.
-    Used by every Exercise (notebooks 01-10) unless its spec gives `convert`."""
+    """The learner's result as the reference's kind (tensor, array, bool, number, tuple, lower-case word, dict with the
+    same keys); raises one of WRONG_TYPE when it cannot be. Every Exercise's default `convert`. Used by the checkers of notebooks 01-10."""
     if isinstance(want, torch.Tensor):
         if isinstance(got, (str, bytes)):
             raise TypeError("a string")
@@ -134,8 +122,7 @@ def like(got, want):
 
 
 def wrong_shape(got, want) -> str | None:
-    """'has shape …; the answer has shape …' (or a dtype line) when a tensor or array result does not fit the reference.
-    Used by every Exercise (notebooks 01-10)."""
+    """'has shape …; the answer has shape …' (or a dtype line) when a tensor or array does not fit the reference. Used by the checkers of notebooks 01-10."""
     if not isinstance(want, (torch.Tensor, np.ndarray)):
         return None
     if tuple(got.shape) != tuple(want.shape):
@@ -147,8 +134,7 @@ def wrong_shape(got, want) -> str | None:
 
 
 def close(got, want, atol: float = 1e-6, rtol: float = 1e-5) -> bool:
-    """got equals want within atol + rtol·|want| (tensors, arrays, numbers, tuples and dicts of them); == otherwise.
-    Used by every Exercise (notebooks 01-10)."""
+    """got equals want within atol + rtol·|want| (tensors, arrays, numbers, tuples and dicts of them); == otherwise. Used by the checkers of notebooks 01-10."""
     try:
         if isinstance(want, torch.Tensor):
             if not want.dtype.is_floating_point:
@@ -168,14 +154,9 @@ def close(got, want, atol: float = 1e-6, rtol: float = 1e-5) -> bool:
 
 
 def uses(fn, forbid) -> str | None:
-    """The first name in fn's code that `forbid` refuses, as written ('masked_softmax', 'torch', 'norm (in
-    _my_norm)'), or None. A name is refused when it is in forbid, when its package root is ('course_utils' refuses
-    course_utils.core…), when the function or class it names is a forbidden name under an alias, or when the
-    function, class or module it names (fn's globals, closure, builtins) comes from a forbidden package. "for" in
-    forbid refuses a Python loop (for, while, a comprehension): 'a Python loop'. The functions fn calls that were
-    defined beside it (its own helpers) are read too.
-    fn itself may be the forbidden function (passed as it is). One static check: nothing is watched running.
-    Used by the exercises that are written without a helper (notebooks 01-10)."""
+    """The first name in fn's code (or its own helpers') that `forbid` refuses, as written ('torch', 'norm (in _my_norm)'),
+    or None: a name in forbid or under a forbidden package root, an alias of one, or an object from a forbidden package;
+    "for" refuses a Python loop. One static check: nothing is watched running. Used by the checkers of notebooks 01-10."""
     forbid = set(forbid)
     while isinstance(fn, functools.partial):
         fn = fn.func
@@ -237,22 +218,17 @@ def _refused(obj, name: str, forbid) -> bool:
 
 @dataclass(frozen=True)
 class Mistake:
-    """A typical mistake and its one-line hint: `gives` computes the wrong answer on the case's arguments (a value
-    exercise: the wrong value itself), or `when(got, *args)` is true for the learner's converted result.
-    Used by every Exercise (notebooks 01-10)."""
+    """A typical mistake and its hint: `gives` computes the wrong answer on a case's arguments (a value exercise: the
+    wrong value), or `when(got, *args)` is true for the learner's converted result. Used by the checkers of notebooks 01-10."""
 
     hint: str
     gives: Any = None
     when: Callable | None = None
 
 
-def learner(fn):
-    """fn as a callable object, with no code for `uses` to read: how tests hand a reference or a Mistake's `gives`
-    to a checker that refuses the course's code, to have its numbers judged. Used by the tests of notebooks 01-10."""
-    return _Learner(fn)
+class learner:  # a class: its objects have no code for `uses` to read
+    """fn as a callable with no code for `uses` to read: how tests hand a reference or a Mistake's `gives` to a checker. Used by the tests of notebooks 01-10."""
 
-
-class _Learner:
     def __init__(self, fn):
         self.fn = fn
 
@@ -265,14 +241,13 @@ def _call(f, args):
 
 
 def _fresh(args) -> tuple:
-    """The case's arguments with every tensor cloned: nobody's in-place change reaches the next call."""
+    """The case's arguments, tensors cloned: nobody's in-place change reaches the next call."""
     return tuple(a.clone() if isinstance(a, torch.Tensor) else a for a in args)
 
 
 @dataclass(frozen=True)
 class Exercise:
-    """An exercise's spec (see the module docstring): `check(answer)` prints one line and returns True or False.
-    Used by the checkers of notebooks 01-10."""
+    """An exercise's spec (see the module docstring): `check(answer)` prints one line and returns True or False. Used by the checkers of notebooks 01-10."""
 
     todo: str  # the ✍ line: what to do to answer
     success: str  # the ✅ line
@@ -329,8 +304,7 @@ class Exercise:
         return None
 
     def result_line(self, got, want, args, label, where) -> str | None:
-        """None when got (the learner's result on args) is right, else its ❌ line: wrong type, shape or dtype,
-        the first mistake it matches, or `otherwise`."""
+        """None when got is right, else its ❌ line: wrong type, shape or dtype, the first mistake it matches, otherwise."""
         subject = f"{where} should return" if where else "give"
         try:
             got = (self.convert or like)(got, want)
@@ -351,7 +325,7 @@ class Exercise:
         return self.compare(got, want) if self.compare else close(got, want, self.atol, self.rtol)
 
     def matches(self, mistake: Mistake, got, want, args) -> bool:
-        """Does the converted result match this mistake on these arguments? A mistake that cannot run here does not."""
+        """Does the converted result match this mistake here? A mistake that cannot run here does not."""
         try:
             if mistake.when is not None:
                 return bool(mistake.when(got, *args))
@@ -363,8 +337,7 @@ class Exercise:
 
 
 def check_true_false(prediction, answer: bool, not_yet: str, wrong: str, right: str) -> bool:
-    """A True/False prediction: not answered (None), not a bool, wrong (prints `wrong`) or right (`right`).
-    Used by the prediction checkers of notebooks 01, 02 and 04."""
+    """A True/False prediction: not answered (None), not a bool, wrong (prints `wrong`) or right (`right`). Used by the checkers of notebooks 01-10."""
     if prediction is None:
         return not_answered(not_yet)
     if not isinstance(prediction, (bool, np.bool_)):
@@ -373,9 +346,8 @@ def check_true_false(prediction, answer: bool, not_yet: str, wrong: str, right: 
 
 
 def check_choice(answer, choices, right, *, todo: str, success: str, hints=None, otherwise: str = "") -> bool:
-    """A multiple-choice answer (a prediction): None, '', '?' or ... is not answered; a string is compared with the
-    choices ignoring case, spaces and hyphens ('Torch default' is 'torch_default'); hints: {wrong choice: line}.
-    Used by the prediction checkers of notebooks 03 and 05."""
+    """A multiple choice: None, '', '?' or ... is not answered; a string is compared with the choices ignoring case,
+    spaces and hyphens ('Torch default' is 'torch_default'); hints: {wrong choice: line}. Used by the checkers of notebooks 01-10."""
     if answer is None or answer is Ellipsis or (isinstance(answer, str) and answer.strip() in ("", "?")):
         return not_answered(todo)
     by_key = {_key(c): c for c in choices}
@@ -386,9 +358,8 @@ def check_choice(answer, choices, right, *, todo: str, success: str, hints=None,
 
 
 def compared(prediction, truth) -> str:
-    """One sentence on a prediction that is compared, not graded: 'You made no prediction.', 'Your prediction was
-    right.' or 'You predicted …'. Words ignore case and spaces, '1' is 1, a list or set is compared as a set.
-    Used by the checkers of notebooks 06, 07 and 08 (their predictions)."""
+    """A prediction compared, not graded: 'You made no prediction.', 'Your prediction was right.' or 'You predicted …'.
+    Words ignore case and spaces, '1' is 1, a list or set is compared as a set. Used by the checkers of notebooks 01-10."""
     if prediction is None:
         return "You made no prediction."
     return "Your prediction was right." if _plain(prediction) == _plain(truth) else f"You predicted {prediction!r}."
@@ -405,3 +376,11 @@ def _plain(x):
 
 def _key(text: str) -> str:
     return text.strip().lower().replace(" ", "_").replace("-", "_")
+
+
+@functools.cache
+def standard_run(name: str = "learned", seed: int = 0):
+    """A shipped course model's TrainResult (.model, .snapshots), loaded once for the checkers of notebooks 06-08. Used by the checkers of notebooks 06-08."""
+    from course_utils.training.zoo import load_standard_model
+
+    return load_standard_model(name, seed)

@@ -32,8 +32,7 @@ COSINE = Exercise(  # Exercise 1a: my_cosine(a, b), NumPy only
     mistakes=(
         Mistake("that is the dot product; the cosine divides it by both lengths.", gives=dot),
         Mistake(
-            "you divide by the squared lengths; a length is the square root of a·a.",
-            gives=lambda a, b: dot(a, b) / (_length(a) ** 2 * _length(b) ** 2),
+            "you divide by squared lengths; a length is √(a·a).", gives=lambda a, b: dot(a, b) / dot(a, a) / dot(b, b)
         ),
         Mistake(BOTH, gives=lambda a, b: dot(a, b) / _length(a)),
         Mistake(BOTH, gives=lambda a, b: dot(a, b) / _length(b)),
@@ -49,9 +48,11 @@ COSINE = Exercise(  # Exercise 1a: my_cosine(a, b), NumPy only
 check_my_cosine = COSINE.check
 
 
+_BY_DOT = "that is the largest dot product; by cosine (lengths divided out) another wins."
+
+
 def check_nearest_to_cake(sentence) -> bool:
-    """Exercise 1b: the 3-D sentence, not 'eat cake' itself, with the largest cosine with 'eat cake'.
-    Used in notebook 01 (its Exercises section)."""
+    """Exercise 1b: the 3-D sentence (not 'eat cake') with the largest cosine with 'eat cake'. Used in notebook 01."""
     cake, others = SENTENCES_3D["eat cake"], [s for s in SENTENCES_3D if s != "eat cake"]
     by_cos, by_dot = (max(others, key=lambda s, f=f: f(cake, SENTENCES_3D[s])) for f in (cosine, dot))
     c1, c2 = (cosine(cake, SENTENCES_3D[s]) for s in (by_cos, by_dot))
@@ -61,10 +62,7 @@ def check_nearest_to_cake(sentence) -> bool:
         by_cos,
         todo="set my_nearest to a sentence, e.g. 'drink tea', then re-run.",
         success=f"{by_cos!r} (cosine {c1:.4f}), just ahead of {by_dot!r} ({c2:.4f}), which has the larger dot product.",
-        hints={
-            "eat cake": "every sentence has cosine 1 with itself; look at the other eight.",
-            by_dot: "that is the largest dot product; by cosine (lengths divided out) another wins.",
-        },
+        hints={"eat cake": "a sentence has cosine 1 with itself; look at the other eight.", by_dot: _BY_DOT},
         otherwise="compute my_cosine(cake, v) for all eight other sentences and take the largest.",
     )
 
@@ -73,8 +71,7 @@ SAME_TOPIC = Exercise(  # Predict: by dot product, does every same-topic pair of
     todo="set my_prediction to True or False before the table.",
     success="right: by dot product one cross-topic pair beats a same-topic pair (length counts).",
     reference=False,
-    otherwise="the table says False: the dot product grows with length, and the long 'read newspaper' arrow lifts a "
-    "cross-topic pair above a same-topic one.",
+    otherwise="the table says False: the dot product grows with length; the long 'read newspaper' arrow lifts a cross-topic pair above a same-topic one.",
     returns="True or False",
 )
 check_same_topic_prediction = SAME_TOPIC.check

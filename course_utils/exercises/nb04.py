@@ -18,9 +18,7 @@ HEAD_SHAPES = Exercise(
     success=f"q {SHAPES[0]}, scores {SHAPES[1]}, concat {SHAPES[2]}.",
     reference=SHAPES,
     mistakes=(
-        Mistake(
-            "q after the split: that is q after the view, before the transpose.", when=lambda g: g[0] == (3, 7, 16, 4)
-        ),
+        Mistake("q: that is q after the view, before the transpose.", when=lambda g: g[0] == (3, 7, 16, 4)),
         Mistake("q after the split: heads come before positions, (B, H, T, dh).", when=lambda g: g[0] != SHAPES[0]),
         Mistake("scores: one T×T score matrix per sentence and per head.", when=lambda g: g[1] != SHAPES[1]),
     ),
@@ -37,19 +35,14 @@ def check_head_shapes(q_heads_shape, scores_shape, concat_shape) -> bool:
 
 
 def check_heads_alike(heads_attend_alike, weights, tokens) -> bool:
-    """Predict: do the H heads (weights (H, T, T), one sentence) put their largest weight on the same key word for most
-    query words? Used in notebook 04 §2."""
+    """Prediction: do the H heads (weights (H, T, T)) pick the same top key for most query words? Used in notebook 04."""
     top = torch.as_tensor(weights).argmax(-1)  # (H, T): each head's strongest key word per query word
     differ = [i for i in range(top.shape[1]) if not bool((top[:, i] == top[0, i]).all())]
-    same, i = top.shape[1] - len(differ), (differ or [None])[0]
-    example = (
-        ""
-        if i is None
-        else f" (e.g. '{tokens[i]}': "
-        + ", ".join(f"head {h} → '{tokens[int(t)]}'" for h, t in enumerate(top[:, i]))
-        + ")"
-    )
-    counts = f"the heads' strongest word is the same for {same} of {top.shape[1]} query words{example}"
+    same = top.shape[1] - len(differ)
+    counts = f"the heads' strongest word is the same for {same} of {top.shape[1]} query words"
+    if differ:
+        heads = ", ".join(f"head {h} → '{tokens[int(t)]}'" for h, t in enumerate(top[:, differ[0]]))
+        counts += f" (e.g. '{tokens[differ[0]]}': {heads})"
     return check_true_false(
         heads_attend_alike,
         same > top.shape[1] / 2,
@@ -60,8 +53,7 @@ def check_heads_alike(heads_attend_alike, weights, tokens) -> bool:
 
 
 def check_one_head_worse(one_head_translates_worse, two_heads_better: dict) -> bool:
-    """Predict (Claim F7): does the 1-head model translate worse than the 2-head one, on most seeds
-    (two_heads_better: {seed: bool})? Used in notebook 04 (checked under the Claim F7 table)."""
+    """Prediction (Claim F7): does the 1-head model translate worse on most seeds ({seed: bool})? Used in notebook 04."""
     worse = sum(map(bool, two_heads_better.values()))
     counts = f"the 1-head model scores lower on {worse} of {len(two_heads_better)} seeds"
     return check_true_false(
@@ -126,10 +118,7 @@ def mha_steps(x_q, x_kv, *case, one=0, div="dh", split="view", merge=1, w_o=1, f
 _MH_MISTAKES = (  # mha_steps' keyword arguments for a typical mistake, and its hint
     (dict(one=1, div="d"), "this is one head over all d_model features: cut q, k and v into n_heads slices of dh."),
     (dict(one=1), "the heads are never split: cut q, k and v into n_heads slices of dh = d_model // n_heads."),
-    (
-        dict(split="reshape", merge=0),
-        "reshaping straight to (B, H, T, dh) mixes positions into heads: view, transpose.",
-    ),
+    (dict(split="reshape", merge=0), "reshaping straight to (B, H, T, dh) mixes positions into heads."),
     (dict(split="heads"), "with (B, T, H, dh) each position attends over the heads: transpose(1, 2) first."),
     (dict(div="d"), "each head's scores are divided by √dh (its own width), not by √d_model."),
     (dict(div=1), "divide the scores by √dh before the softmax."),
@@ -155,16 +144,14 @@ def _mh_error(exc, args) -> str | None:
 MULTI_HEAD = Exercise(  # Exercise 2: my_multi_head(x_q, x_kv, W_q, W_k, W_v, W_o, n_heads, mask=None)
     name="my_multi_head",
     todo="write the body of my_multi_head (it still raises NotImplementedError or returns None), then re-run.",
-    success="your multi-head attention equals MultiHeadAttention's output: no mask (2 heads), causal mask and "
-    "cross-attention with padding (4 heads).",
+    success="your multi-head attention equals MultiHeadAttention's: no mask, a causal mask, cross-attention with padding.",
     reference=_course_mha,
     cases=_mh_cases,
     mistakes=(
         *(Mistake(hint, gives=partial(mha_steps, **kw)) for kw, hint in _MH_MISTAKES),
         Mistake("NaN: a query has every key masked; True means *may* attend.", when=lambda got, *a: got.isnan().any()),
     ),
-    otherwise="the numbers differ from MultiHeadAttention's: project, split into heads (B, H, T, dh), masked "
-    "softmax(q kᵀ / √dh) @ v, heads side by side again (B, Tq, d_model), then W_o.",
+    otherwise="the numbers differ: project, split into heads, masked softmax(q kᵀ / √dh) @ v, heads side by side, W_o.",
     returns="the output tensor (B, Tq, d_model), one row per query position of x_q",
     forbid=_READY_MADE,
     forbid_hint="it does the attention for you; write the steps yourself with the four layers and torch.softmax.",
@@ -180,12 +167,8 @@ MHA_PARAMETERS = Exercise(  # Exercise 3: the parameters of MultiHeadAttention(6
     success=f"{_MHA} parameters for any number of heads: heads slice the same matrices, they add none.",
     reference=(_MHA, False),
     mistakes=(
-        Mistake(
-            "close: nn.Linear also has a bias of d_model numbers per layer.", when=lambda g: g[0] == 4 * D_MODEL**2
-        ),
-        Mistake(
-            "count W^Q, W^K, W^V, W^O: each d_model × d_model plus a bias of d_model.", when=lambda g: g[0] != _MHA
-        ),
+        Mistake("close: each nn.Linear also has a bias of d_model.", when=lambda g: g[0] == 4 * D_MODEL**2),
+        Mistake("count W^Q, W^K, W^V, W^O: each d_model × d_model plus a bias.", when=lambda g: g[0] != _MHA),
     ),
     otherwise="the count is right, but does it change with H? Compare MultiHeadAttention(64, 1) and (64, 8).",
     returns="a whole number and True or False",

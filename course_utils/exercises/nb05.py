@@ -16,7 +16,7 @@ COURSE_CODE = "that is the course's own code: "
 
 
 def layer_count(d, f, decoder, *, bias=1, norms=2, w_o=1, ff_linears=2, cross=1) -> int:
-    """One layer's parameters; a keyword off its default is a typical mistake. Used in notebook 05 (exercise 1)."""
+    """Exercise 1: one layer's parameters; a keyword off its default is a typical mistake. Used in notebook 05."""
     linear = d * d + d * bias
     ff = d * f + f * bias + (f * d + d * bias) * (ff_linears - 1)
     n_attention = 2 if decoder and cross else 1
@@ -35,8 +35,7 @@ _ENC, _DEC = layer_count(64, 128, False), layer_count(64, 128, True)
 LAYER_PARAMETERS = Exercise(  # Exercise 1: layer_parameters(d_model, d_ff, decoder=False)
     name="layer_parameters",
     todo="write the body of layer_parameters (it returns None), then re-run.",
-    success=f"every size right; the course model: encoder layer {_ENC}, decoder layer {_DEC}, {_DEC - _ENC} more: "
-    "the cross-attention block 4·(64·64 + 64) and its LayerNorm 2·64.",
+    success=f"every size right; the course model: encoder layer {_ENC}, decoder layer {_DEC}, {_DEC - _ENC} more (cross-attention 4·(64·64 + 64), its LayerNorm 2·64).",
     reference=layer_count,
     cases=[(f"d_model {d}, d_ff {f}, decoder={b}", (d, f, b)) for d, f in ((64, 128), (16, 48)) for b in (False, True)],
     mistakes=(
@@ -108,7 +107,7 @@ check_shift_labels = SHIFT_LABELS.check
 
 
 def check_first_loss(my_first_loss, first_loss: float) -> bool:
-    """A guess of the untrained model's first loss: 0.85 · ln 41 to 1.15 × first_loss. Used in notebook 05 §3."""
+    """Prediction: the untrained model's first loss, right from 0.85 · ln 41 to 1.15 × first_loss. Used in notebook 05."""
     even = math.log(N_GERMAN)
     why = f" Knowing nothing, a model gives each of the {N_GERMAN} German tokens about 1/{N_GERMAN}: ln {N_GERMAN} = "
     why += f"{even:.2f}; the random start is a little worse ({first_loss:.2f})."
@@ -129,7 +128,7 @@ def check_first_loss(my_first_loss, first_loss: float) -> bool:
 
 
 def reference_step(model, opt, src, labels, *, bos=1, last=1, zero_grad=1, pad=1, copy=0, axes="bt", step=1):
-    """Exercise 4's step (labels = tgt[:, 1:]); a keyword off its default is a mistake. Used in notebook 05 (ex. 4)."""
+    """Exercise 4's step (labels = tgt[:, 1:]); a keyword off its default is a typical mistake. Used in notebook 05."""
     dec_in = torch.cat([torch.full((len(labels), 1), BOS), labels[:, :-1] if last else labels], dim=1)
     dec_in, gold = (labels, labels) if copy else (dec_in, labels) if bos else (labels[:, :-1], labels[:, 1:])
     logits = model(src, dec_in)
@@ -164,9 +163,7 @@ def _step_error(exc, args) -> str | None:
     text = str(exc)
     if "batch_size" in text:  # scores and labels flattened to different lengths
         too_long = re.findall(r"batch_size \((\d+)\)", text)[:1] != [str(N_GERMAN)]
-        return (
-            "the decoder input is one column too long: drop the labels' last column after <bos>." if too_long else _AXES
-        )
+        return "the decoder input is one column too long: drop the labels' last column." if too_long else _AXES
     if "not implemented for 'Long'" in text:
         return "the loss takes the scores first and the labels second: loss_fn(scores, labels)."
     return _AXES if "Expected target size" in text else None  # (B, T, vocabulary) scores, unflattened

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 
 import numpy as np
 
-from course_utils.exercises.framework import Exercise, Mistake, compared
+from course_utils.exercises.framework import Exercise, Mistake, compared, standard_run
 from course_utils.measures.clustering import PAIR, word_vector
 from course_utils.measures.similarity import cosine_distance, pairwise_spread, relative_distance
 
@@ -42,31 +41,18 @@ SPREAD = Exercise(
     ),
     returns="one number",
     forbid=("course_utils", "my_spread", "for"),
-    forbid_hint="compute the spread yourself with numpy, all (N, N) distances at once with broadcasting "
-    "(X[:, None] - X[None]), then the mean over pairs of different rows.",
+    forbid_hint="compute it with numpy, all (N, N) distances at once by broadcasting (X[:, None] - X[None]), then the mean over pairs of different rows.",
 )
-
-
-def check_pairwise_spread(fn) -> bool:
-    """Exercise 1 (SPREAD), with numpy and without a Python loop. Used in notebook 06 (its Exercises section)."""
-    return SPREAD.check(fn)
-
-
-@functools.cache
-def _snapshots(seed: int):
-    from course_utils.training.zoo import load_standard_model
-
-    return load_standard_model("learned", seed).snapshots
+check_pairwise_spread = SPREAD.check  # Exercise 1, with numpy and without a Python loop
 
 
 def _shifts(key: str, epoch: int = 30, distance=relative_distance) -> dict[str, float]:
-    snaps = _snapshots(0)[epoch]
+    snaps = standard_run("learned", 0).snapshots[epoch]
     return {w: distance(*(word_vector(snaps[s], key, w) for s in PAIR)) for w in SHARED}
 
 
 def most_changed_spec(my_prediction=None) -> Exercise:
-    """Exercise 2: {word: relative distance of its encoder layer-1 x1 between the sentences of PAIR}, seed 0, epoch
-    30; my_prediction (the word that moves most) is compared, not graded. Used in notebook 06 (an exercise)."""
+    """Exercise 2: {word: relative distance of its encoder layer-1 x1 between PAIR's sentences}, seed 0, epoch 30. Used in notebook 06."""
     key = "encoder.1.self.x1"
     want = _shifts(key)
     top = max(want, key=want.get)
@@ -81,14 +67,13 @@ def most_changed_spec(my_prediction=None) -> Exercise:
             Mistake("that is epoch 15; use the snapshot of epoch 30.", _shifts(key, epoch=15)),
             Mistake("that is the layer's output; use its x1.", _shifts("encoder.1.layer_out")),
         ),
-        otherwise="not these numbers: for each word compare word_vector(snaps[30][A], key, word) with the same word "
-        "in snaps[30][B], key 'encoder.1.self.x1'.",
+        otherwise="not these numbers: for each word compare word_vector(snaps[30][A], key, word) with snaps[30][B]'s, key 'encoder.1.self.x1'.",
         returns=f"a dict {{word: number}} with exactly the words {', '.join(SHARED)}",
     )
 
 
 def check_most_changed_word(shifts, my_prediction=None) -> bool:
-    """Exercise 2 (most_changed_spec). Used in notebook 06 (its Exercises section)."""
+    """Exercise 2 (most_changed_spec); my_prediction (the word that moves most) is compared, not graded. Used in notebook 06."""
     return most_changed_spec(my_prediction).check(shifts)
 
 
@@ -97,7 +82,7 @@ def _head_shift(trace_a, trace_b, key: str, head: int, word: str = "eat") -> flo
 
 
 def _head_cases():
-    s0, s4 = _snapshots(0)[30], _snapshots(4)[30]
+    s0, s4 = (standard_run("learned", seed).snapshots[30] for seed in (0, 4))
     places = [(s0, "encoder.0.self.x1", 0), (s0, "encoder.0.self.x1", 1), (s0, "encoder.1.self.q", 1)]
     places += [(s4, "encoder.1.self.x1", 0), (s4, "encoder.1.self.x1", 1)]
     return [(f"{key}, head {h}", (snaps[PAIR[0]], snaps[PAIR[1]], key, h)) for snaps, key, h in places]
@@ -114,14 +99,9 @@ HEAD_SHIFT = Exercise(
     reference=_head_shift,
     cases=_head_cases,
     mistakes=(
-        Mistake(
-            "that uses both heads together; take head h's 32 numbers.", lambda a, b, k, h: _head_shift(a, b, k, None)
-        ),
+        Mistake("that uses both heads; take head h's 32 numbers.", lambda a, b, k, h: _head_shift(a, b, k, None)),
         Mistake("that is the cosine distance; use ‖a − b‖ / mean length.", lambda *a: cosine_distance(*_eat(*a))),
-        Mistake(
-            "that is ‖a − b‖ alone; divide by the mean length.",
-            lambda *a: float(np.linalg.norm(np.subtract(*_eat(*a)))),
-        ),
+        Mistake("that is ‖a − b‖ alone; divide by the mean length.", lambda *a: np.linalg.norm(np.subtract(*_eat(*a)))),
     ),
     otherwise="compare with my_relative_distance.",
     returns="one number",
@@ -129,8 +109,7 @@ HEAD_SHIFT = Exercise(
 
 
 def check_head_shift(fn, my_prediction=None) -> bool:
-    """Exercise 3 (HEAD_SHIFT); my_prediction (0 or 1: the head of seed 4's encoder layer 1 whose x1 of 'eat' differs
-    more) is compared, not graded. Used in notebook 06 (its Exercises section)."""
+    """Exercise 3 (HEAD_SHIFT); my_prediction (the head of seed 4's layer 1 where eat's x1 differs more) is not graded. Used in notebook 06."""
     d = [_head_shift(*args) for _, args in _head_cases()[3:]]
     said = f"seed 4, encoder layer 1: head 0's x1 of 'eat' differs by {d[0]:.2f}, head 1's by {d[1]:.2f}."
     return dataclasses.replace(HEAD_SHIFT, success=f"{said} {compared(my_prediction, int(np.argmax(d)))}").check(fn)

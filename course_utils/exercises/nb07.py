@@ -7,7 +7,7 @@ import functools
 
 import numpy as np
 
-from course_utils.exercises.framework import Exercise, Mistake, compared, whole
+from course_utils.exercises.framework import Exercise, Mistake, compared, standard_run, whole
 from course_utils.training.zoo import SEEDS  # exercise 3: the shipped seeds of the learned-PE model
 
 MOVED = "can apple we eat"  # exercise 2: "we can eat apple" reordered (perm [1, 3, 0, 2], not its own inverse)
@@ -23,18 +23,11 @@ FOUR_WORDS, FOUR_GERMAN = "we can eat apple", "wir können einen apfel essen"  #
 
 
 @functools.cache
-def _model(name: str, seed: int = 0):
-    from course_utils.training.zoo import load_standard_model
-
-    return load_standard_model(name, seed).model
-
-
-@functools.cache
 def _no_pe_weights(sentence: str) -> np.ndarray:
     from course_utils.trace.tracing import run_with_trace
 
     key = "encoder.0.self.weights"
-    return run_with_trace(_model("none"), sentence, names=[key])[key].double().numpy()
+    return run_with_trace(standard_run("none").model, sentence, names=[key])[key].double().numpy()
 
 
 def _moved_cases():
@@ -63,11 +56,7 @@ MOVED_WEIGHTS = Exercise(
     run=lambda f, args: f(args[0].copy(), list(args[1])),
     atol=1e-9,
 )
-
-
-def check_moved_weights(moved) -> bool:
-    """Exercise 2 (MOVED_WEIGHTS). Used in notebook 07 (its Exercises section)."""
-    return MOVED_WEIGHTS.check(moved)
+check_moved_weights = MOVED_WEIGHTS.check  # Exercise 2
 
 
 SYMMETRY_SPEC = Exercise(
@@ -79,19 +68,15 @@ SYMMETRY_SPEC = Exercise(
             "answer each with 'invariant', 'equivariant' or 'neither'.",
             when=lambda got: set(got.values()) - {"invariant", "equivariant", "neither"},
         ),
-        Mistake(
-            "not everything is invariant: an encoder output moves along with its words (equivariant).",
-            gives=dict.fromkeys(SYMMETRY, "invariant"),
-        ),
+        Mistake("an encoder output moves with its words: equivariant.", gives=dict.fromkeys(SYMMETRY, "invariant")),
     ),
-    otherwise="not all five right yet. Invariant: the same vectors at the same positions. Equivariant: the same "
-    "vectors, moved with their words. Neither: the vectors change.",
+    otherwise="not all five right yet. Invariant: the same vectors at the same positions. Equivariant: the same vectors, moved with their words. Neither: the vectors change.",
     returns=f"a dict with exactly the keys {list(SYMMETRY)}",
 )
 
 
 def check_symmetry(answers) -> bool:
-    """Exercise 1 (SYMMETRY_SPEC). Used in notebook 07 (Three positional encodings)."""
+    """Exercise 1 (SYMMETRY_SPEC), in notebook 07's Three positional encodings. Used in notebook 07."""
     unanswered = isinstance(answers, dict) and all(v is None for v in answers.values())
     return SYMMETRY_SPEC.check(None if unanswered else answers)
 
@@ -108,26 +93,21 @@ DISTINCT = Exercise(
     todo="write the body of count_translations(model, sentence), then re-run.",
     success="",
     reference=_distinct,
-    cases=lambda: [(f"seed {s}", (_model("learned", s), FIVE_WORDS)) for s in SEEDS],
+    cases=lambda: [(f"seed {s}", (standard_run("learned", s).model, FIVE_WORDS)) for s in SEEDS],
     mistakes=(
-        Mistake(
-            "120 is the number of orderings. Count the different German outputs: collect them in a set.",
-            when=lambda got, model, sentence: got == 120,
-        ),
+        Mistake("120 counts the orderings; count the different outputs (a set).", when=lambda got, *a: got == 120),
     ),
     otherwise="translate every ordering (itertools.permutations) and count the different outputs (a set of strings).",
     returns="one whole number (how many different translations)",
     convert=lambda got, want: whole(got),
     forbid=("distinct_translations", "translate_batch"),
-    forbid_hint="that does the counting for you: write the loop over itertools.permutations yourself, translate each "
-    "ordering and collect the German outputs in a set.",
+    forbid_hint="that does the counting for you: loop over itertools.permutations yourself, translate each ordering, collect the outputs in a set.",
 )
 
 
 def check_distinct(count_translations, one_each=None) -> bool:
-    """Exercise 3 (DISTINCT, on the five learned-PE seeds); one_each (True if every seed gives one translation) is
-    compared, not graded. Used in notebook 07 (its Exercises section)."""
-    counts = {s: _distinct(_model("learned", s), FIVE_WORDS) for s in SEEDS}
+    """Exercise 3 (DISTINCT, five learned-PE seeds); one_each (every seed gives one translation?) is not graded. Used in notebook 07."""
+    counts = {s: _distinct(standard_run("learned", s).model, FIVE_WORDS) for s in SEEDS}
     success = f"right, {counts}: a model that sees positions may still ignore them; only where training left a "
     success += "choice (two objects) can position decide, and each seed decides its own way. "
     success += compared(one_each, all(n == 1 for n in counts.values()))
@@ -135,8 +115,7 @@ def check_distinct(count_translations, one_each=None) -> bool:
 
 
 def check_orderings(my_orderings, model) -> bool:
-    """Prediction: of the 24 orderings of FOUR_WORDS, how many does `model` translate as FOUR_GERMAN (right within
-    2)? Used in notebook 07 (What the models translate)."""
+    """Prediction: how many of FOUR_WORDS' 24 orderings does `model` translate as FOUR_GERMAN (± 2)? Used in notebook 07."""
     from course_utils.measures.probing import distinct_translations
 
     truth = distinct_translations(model, FOUR_WORDS).get(FOUR_GERMAN, 0)

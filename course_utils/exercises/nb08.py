@@ -7,7 +7,7 @@ import functools
 
 import numpy as np
 
-from course_utils.exercises.framework import Exercise, Mistake, compared
+from course_utils.exercises.framework import Exercise, Mistake, compared, standard_run
 from course_utils.measures.similarity import mean_pairwise_cosine_distance
 
 MISLEADING_AGAIN = "i can eat bread book"  # exercise 3: the misleading sentence with another food
@@ -33,25 +33,15 @@ WORD_SPREAD = Exercise(
     reference=mean_pairwise_cosine_distance,
     cases=[(f"a {V.shape} input", (V,)) for V in _INPUTS],
     mistakes=(
-        Mistake(
-            "that is the mean cosine (a similarity); use 1 - cosine, a distance (0 for equal directions).",
-            gives=lambda V: 1 - mean_pairwise_cosine_distance(V),
-        ),
-        Mistake(
-            "use only the pairs i < j (not i = j: a vector's distance to itself is 0).",
-            gives=lambda V: float((1 - _unit(V) @ _unit(V).T).mean()),
-        ),
+        Mistake("that is the mean cosine; use 1 - cosine.", lambda V: 1 - mean_pairwise_cosine_distance(V)),
+        Mistake("use only the pairs i < j (not i = j).", gives=lambda V: float((1 - _unit(V) @ _unit(V).T).mean())),
         Mistake("that is the Euclidean distance; use 1 - cosine.", gives=_euclidean),
     ),
     returns="one number",
     forbid=("course_utils", "scipy", "sklearn", "my_word_spread_of", "for"),
     forbid_hint="write it yourself: one matrix product for all cosines (no Python loop), then the pairs i < j.",
 )
-
-
-def check_word_spread(fn) -> bool:
-    """Exercise 1 (WORD_SPREAD). Used in notebook 08 (its Exercises section)."""
-    return WORD_SPREAD.check(fn)
+check_word_spread = WORD_SPREAD.check  # Exercise 1
 
 
 def _spreads(traces, key: str) -> dict[str, float]:
@@ -73,23 +63,17 @@ MOST_MOVED = Exercise(
     reference=lambda traces, key: max((sp := _spreads(traces, key)), key=sp.get),
     mistakes=(
         Mistake("that is not one of the words all five sentences share.", when=_not_shared),
-        Mistake(
-            "that is the word that moves least: return the one with the largest spread (1 - cos: larger is further).",
-            gives=lambda traces, key: min((sp := _spreads(traces, key)), key=sp.get),
-        ),
+        Mistake("moves least; take the largest spread.", lambda t, key: min(sp := _spreads(t, key), key=sp.get)),
     ),
-    otherwise="another shared word moves more. Stack one word's vectors across the five sentences (row i: "
-    "traces[i].vectors(key)[position]), not the words of one sentence.",
+    otherwise="another shared word moves more. Stack one word's vectors across the five sentences (row i: traces[i].vectors(key)[position]).",
     returns="the word itself (a str)",
     forbid=("word_spread", "spread_table", "spread_pivot"),
-    forbid_hint="it does the whole job. Stack each shared word's vectors from the five traces yourself and take "
-    "their spread with my_word_spread.",
+    forbid_hint="it does the whole job. Stack each shared word's vectors from the five traces yourself, then my_word_spread.",
 )
 
 
 def check_most_moved(fn, seed_traces, predicted_can=None, predicted_kann=None) -> bool:
-    """Exercise 2 (MOST_MOVED, on every seed and four keys); predicted_can / predicted_kann (on how many seeds of 0-5
-    'can' / 'kann' moves most) are compared, not graded. Used in notebook 08 (its Exercises section)."""
+    """Exercise 2 (MOST_MOVED, every seed, four keys); predicted_can / _kann (on how many seeds) are not graded. Used in notebook 08."""
     from course_utils.measures.verdicts import seed_verdict
 
     said = []
@@ -103,33 +87,28 @@ def check_most_moved(fn, seed_traces, predicted_can=None, predicted_kann=None) -
 
 
 @functools.cache
-def _kept_objects(sentence: str = MISLEADING_AGAIN) -> dict[int, str]:
+def kept_objects(sentence: str = MISLEADING_AGAIN) -> dict[int, str]:
+    """{seed: the English object its translation of `sentence` keeps}. Used in notebook 08 (exercise 3's check)."""
     from course_utils.core.model import translate
-    from course_utils.training.zoo import SEEDS, load_standard_model
+    from course_utils.training.zoo import SEEDS
 
     german = {"brot": "bread", "buch": "book", "apfel": "apple", "zeitung": "newspaper"}
-    words = {s: translate(load_standard_model("learned", s).model, sentence) for s in SEEDS}
+    words = {s: translate(standard_run("learned", s).model, sentence) for s in SEEDS}
     return {s: next((german[w] for w in words[s] if w in german), "neither") for s in SEEDS}
 
 
 def check_kept_object(kept, my_prediction=None) -> bool:
-    """Exercise 3: kept = {seed: "bread" or "book"}, the object each seed keeps in MISLEADING_AGAIN; my_prediction
-    (the seeds guessed to keep 'book') is compared, not graded. Used in notebook 08 (its Exercises section)."""
-    want = _kept_objects()
+    """Exercise 3: kept = {seed: "bread" or "book"} in MISLEADING_AGAIN; my_prediction (the 'book' seeds) is not graded. Used in notebook 08."""
+    want = kept_objects()
     book = sorted(s for s, v in want.items() if v == "book")
-    apple = sorted(s for s, v in _kept_objects("i can eat apple book").items() if v == "book")
+    apple = sorted(s for s, v in kept_objects("i can eat apple book").items() if v == "book")
     return Exercise(
         todo="fill in kept = {seed: 'bread' or 'book'} from each seed's translation.",
-        success=f"the book survives on seeds {book}, the bread on {sorted(set(want) - set(book))}; in 'i can eat "
-        f"apple book' the book survived on seeds {apple}. {compared(my_prediction, book)}",
+        success=f"the book survives on seeds {book}, the bread on {sorted(set(want) - set(book))}; in 'i can eat apple book' on seeds {apple}. {compared(my_prediction, book)}",
         reference=want,
         mistakes=(
-            Mistake(
-                "answer with the English object ('bread' or 'book'), not the German noun.",
-                when=lambda got: bool(set(got.values()) & {"brot", "buch"}),
-            ),
+            Mistake("answer in English: 'bread' or 'book'.", when=lambda got: set(got.values()) & {"brot", "buch"}),
         ),
-        otherwise=f"some seed does not keep that object: translate '{MISLEADING_AGAIN}' with runs[seed].model and "
-        "look which German noun is left.",
+        otherwise=f"some seed keeps the other object: translate '{MISLEADING_AGAIN}' with runs[seed].model.",
         returns=f"a dict with one answer for each seed {sorted(want)}, 'bread' or 'book'",
     ).check(kept)

@@ -42,12 +42,9 @@ def _detector(batch, place: str, layer: int, head: int, mistake: str | None = No
 
 
 MISTAKES = {
-    "padding": "padded positions counted: use only the real queries and keys of each pair "
-    "(batch.src_len, batch.tgt_len), and for 'aligned' only the rows that produce a word (not <eos>).",
-    "next": "'previous' is off by one: it reads the key AFTER the query (w[i, i + 1]); the previous key is "
-    "w[i, i − 1], the diagonal below the main one.",
-    "keys": "'aligned' is averaged over the aligned keys; a query's weight on its aligned word(s) is their SUM "
-    "(want + to both count), then average that over the queries.",
+    "padding": "padding counted: use each pair's real queries and keys (src_len, tgt_len); 'aligned': no <eos> row.",
+    "next": "'previous' reads the key AFTER the query, w[i, i + 1]; the previous key is w[i, i − 1].",
+    "keys": "'aligned' averages the aligned keys; a query's weight on its aligned word(s) is their SUM.",
     "bos": "decoder self-attention's <bos> row can only look at itself (weight 1): leave it out of 'itself'.",
 }
 DETECTOR = Exercise(
@@ -59,13 +56,12 @@ DETECTOR = Exercise(
     otherwise="not the course's measures: average over every real query of every pair.",
     returns="a dict {'itself': .., 'previous': ..} (self-attention) or {'aligned': ..} (cross) of numbers",
     forbid=("head_statistics", "_detector", "aligned_mass", "role_attention", "role_tables"),
-    forbid_hint="the course's own version: compute the masses from batch.weights yourself (itself_mass, "
-    "previous_mass and aligned_mass_of are allowed).",
+    forbid_hint="the course's own version: compute the masses from batch.weights yourself (itself_mass, previous_mass and aligned_mass_of are allowed).",
 )
 
 
 def check_head_detector(head_detector, batch) -> bool:
-    """Exercise 1 (DETECTOR, on every head of the batch). Used in notebook 09 §2 (its exercise)."""
+    """Exercise 1: DETECTOR on every head of the batch. Used in notebook 09."""
     heads = [(p, layer, h) for p in PLACES for layer in range(batch.n_layers) for h in range(batch.n_heads)]
     cases = [(f"{p}, layer {layer}, head {h}", (batch, p, layer, h)) for p, layer, h in heads]
     return dataclasses.replace(DETECTOR, cases=cases).check(head_detector)
@@ -89,19 +85,16 @@ OV_MISTAKES = (
 
 
 def check_ov_map(ov_map_fn, model, prefix: str = "encoder.0.self") -> bool:
-    """Exercise 2: ov_map_fn(attn, head) -> W^V_h W^O_h (d_model, d_model) for every head of `prefix`, as
-    weight_maps.ov_map, without the course's code. Used in notebook 09 §3 (its exercise)."""
+    """Exercise 2: ov_map_fn(attn, head) = W^V_h W^O_h, as weight_maps.ov_map, for every head. Used in notebook 09."""
     attn = attention_module(model, prefix)
     return Exercise(
         name="ov_map",
         todo="write ov_map, then re-run this cell.",
-        success=f"W^V_h W^O_h of every head of {prefix} ({attn.d_model} × {attn.d_model}, rank dh = {attn.d_head}: "
-        f"the head writes into a {attn.d_head}-dimensional part of the {attn.d_model} features).",
+        success=f"W^V_h W^O_h of every head of {prefix}: {attn.d_model} × {attn.d_model}, rank dh = {attn.d_head}.",
         reference=lambda attn, h: ov_map(model, prefix, h),
         cases=[(f"head {h}", (attn, h)) for h in range(attn.n_heads)],
         mistakes=OV_MISTAKES,
-        otherwise="not W^V_h W^O_h: take head h's columns of W^V = w_v.weight.T and head h's rows of W^O = "
-        "w_o.weight.T, and multiply them in that order.",
+        otherwise="not W^V_h W^O_h: head h's columns of W^V = w_v.weight.T times its rows of W^O = w_o.weight.T.",
         returns=f"a ({attn.d_model}, {attn.d_model}) tensor",
         forbid=("course_utils",),
         forbid_hint="the course's code; build W^V_h W^O_h yourself from attn.w_v and attn.w_o.",
@@ -122,8 +115,7 @@ def _share(got, want) -> float:
 
 
 def check_cross_uniform_prediction(my_prediction, table) -> bool:
-    """Prediction: the share of training pairs still translated exactly with every cross-attention row forced uniform
-    (row PREDICTED_ROW of the interventions table), right within 0.15. Used in notebook 09 §4 (its prediction)."""
+    """Prediction: the train share of table row PREDICTED_ROW (cross-attention uniform), ± 0.15. Used in notebook 09."""
     truth = float(table.loc[PREDICTED_ROW, "train"])
     kept = f"the model keeps {truth:.3f} of the training pairs"
     low = f"{kept}: more than most expect: every German word still reads the average of the English sentence."
@@ -161,26 +153,20 @@ def _zeros(x1, name):
 
 
 def check_remove_cross_layer(patches, model, pairs) -> bool:
-    """Exercise 3: patches (a patch() dict) that remove BOTH heads of decoder layer 0 cross-attention, judged by the
-    model's output on every 11th pair. Used in notebook 09 §4 (its exercise)."""
+    """Exercise 3: patches removing both heads of decoder layer 0 cross-attention (every 11th pair). Used in notebook 09."""
     out, x1 = functools.partial(_logits, model, pairs[::11]), "decoder.0.cross.x1"
     acc = accuracy(model, pairs, {x1: _zeros})
     return Exercise(
         todo="write the patches dict, then re-run this cell.",
-        success=f"without cross-attention layer 0 the model translates {acc['train']:.1%} of the training and "
-        f"{acc['heldout']:.1%} of the held-out pairs exactly.",
+        success=f"without cross-attention layer 0 the model translates {acc['train']:.1%} of the training and {acc['heldout']:.1%} of the held-out pairs exactly.",
         reference=out({x1: _zeros}),
         mistakes=(
             Mistake(
-                "with these patches the model's output is unchanged: does the key name the x1 of decoder layer 0 "
-                "cross-attention (trace_key builds keys), and does the function return the changed tensor?",
-                {},
+                "the output is unchanged: is the key decoder layer 0 cross's x1, and is the new tensor returned?", {}
             ),
-            Mistake("that removes only one head (head 0); remove both.", {x1: ablate_head(0)}),
-            Mistake("that removes only one head (head 1); remove both.", {x1: ablate_head(1)}),
+            *(Mistake(f"that removes only one head (head {h}); remove both.", {x1: ablate_head(h)}) for h in (0, 1)),
         ),
-        otherwise="the output differs from removing both heads of decoder layer 0 cross-attention (zero its x1, the "
-        "heads' outputs before W^O).",
+        otherwise="not the output without both heads of decoder layer 0 cross-attention (zero its x1, before W^O).",
         returns="patches that run: {trace key: function(tensor, name) -> tensor}, keys as trace_key builds them",
         convert=lambda got, want: _run(out, got),
         atol=1e-5,

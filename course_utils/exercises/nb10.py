@@ -30,14 +30,9 @@ PREVIOUS = Exercise(
     cases=[(f"random weights {s}", (_weights(s),)) for s in range(3)],
     mistakes=(
         Mistake("query 0 ([CLS]) has no previous token: with index i − 1 it wraps round to the last key.", _wrap),
-        Mistake(
-            "that is the NEXT token's weight; the key before query i is w[h, i, i − 1].",
-            lambda w: _diagonal(w, 1).mean(-1),
-        ),
+        Mistake("that is the NEXT token's weight; take w[h, i, i − 1].", lambda w: _diagonal(w, 1).mean(-1)),
         Mistake("the weights are summed over the queries; take their mean.", lambda w: _diagonal(w, -1).sum(-1)),
-        Mistake(
-            "divided by T: only T − 1 queries have a previous token.", lambda w: _diagonal(w, -1).sum(-1) / w.shape[-1]
-        ),
+        Mistake("divided by T; T − 1 queries have a previous key.", lambda w: _diagonal(w, -1).sum(-1) / w.shape[-1]),
     ),
     otherwise="not the mean weight on the previous key: average w[h, i, i − 1] over the queries i = 1 … T − 1.",
     returns="one number per head, shape (H,)",
@@ -56,8 +51,7 @@ def _previous_token_head(model) -> tuple[int, int]:
 
 
 def check_previous_token_head(fn, answer, model=None) -> bool:
-    """Exercise 2: the learner's detector `fn` passes PREVIOUS, then `answer` = (layer, head) of the head with the
-    largest previous-token mass over the paraphrases. Used in notebook 10 §4 (its exercise)."""
+    """Exercise 2: `fn` passes PREVIOUS, then `answer` = (layer, head) of the previous-token head. Used in notebook 10."""
     from course_utils.core.pretrained import load_minilm
 
     line = PREVIOUS.judge(fn)
@@ -70,22 +64,16 @@ def check_previous_token_head(fn, answer, model=None) -> bool:
         success=f"layer {right[0]}, head {right[1]} is the previous-token head.",
         reference=right,
         mistakes=(
-            Mistake(
-                "layers are numbered from 0 (the first layer is layer 0), as in the trace keys.",
-                (right[0] + 1, right[1]),
-            ),
+            Mistake("layers are numbered from 0, as in the trace keys.", (right[0] + 1, right[1])),
             Mistake("layers run 0..5 and heads 0..11.", when=lambda got: not (0 <= got[0] < 6 and 0 <= got[1] < 12)),
         ),
-        otherwise="not the head with the largest previous-token mass: compare every (layer, head) of your detector's "
-        "output over several sentences.",
+        otherwise="not the head with the largest previous-token mass: compare every (layer, head) of your detector.",
         returns="a pair (layer, head) of whole numbers",
     ).check(answer)
 
 
 def check_eat_layer_prediction(prediction, distances) -> bool:
-    """Exercise 1 (a prediction): "layer 0" or "layer 5" (or 0 / 5) separates eat (apple vs bread) more;
-    `distances`: {layer: relative distance of eat's layer output between the two sentences}, as measured.
-    Used in notebook 10 §3 (its exercise)."""
+    """Prediction: does "layer 0" or "layer 5" (or 0 / 5) separate eat more (`distances`: measured)? Used in notebook 10."""
     if isinstance(prediction, int | str) and not isinstance(prediction, bool) and str(prediction).strip().isdigit():
         prediction = f"layer {str(prediction).strip()}"
     right = 0 if distances[0] > distances[5] else 5
