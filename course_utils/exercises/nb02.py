@@ -18,13 +18,8 @@ def _three_linears(got, want):
 
 _LAYER_MISTAKES = (
     Mistake("that is one layer three times: Q, K and V each need their own.", when=lambda g, d: len(set(g)) < 3),
-    Mistake(
-        "each layer reads d_model numbers and gives d_model: use the argument d_model, not a fixed number.",
-        when=lambda g, d: any(x.weight.shape != (d, d) for x in g),
-    ),
-    Mistake(
-        "keep nn.Linear's bias (bias=True), as the course's layers.", when=lambda g, d: any(x.bias is None for x in g)
-    ),
+    Mistake("use the argument d_model, not a number.", when=lambda g, d: any(x.weight.shape != (d, d) for x in g)),
+    Mistake("keep nn.Linear's bias (bias=True).", when=lambda g, d: any(x.bias is None for x in g)),
     Mistake(
         "two layers start with the same weights: create each one on its own.",
         when=lambda g, d: any(torch.equal(a.weight, b.weight) for a, b in zip(g, g[1:])),
@@ -60,9 +55,7 @@ def _by_hand_error(exc, args) -> str | None:
     if isinstance(exc, _Called):
         return "my_project calls the layer itself: compute X @ layer.weight.T + layer.bias by hand."
     if any(word in str(exc) for word in ("shape", "mat1", "size")):
-        return (
-            "the shapes do not fit for a 4 -> 3 layer: weight is stored as (out, in), so use its transpose, weight.T."
-        )
+        return "the shapes do not fit a 4 -> 3 layer: weight is stored as (out, in), so use weight.T."
     return None
 
 
@@ -73,9 +66,7 @@ BY_HAND = Exercise(  # Exercise 1b: my_project(X, layer) = layer(X), from layer.
     reference=lambda X, layer: nn.functional.linear(X, layer.weight, layer.bias),
     cases=[(f"a 4 -> {layer.out_features} layer", (_X, layer)) for layer in _LAYERS],
     mistakes=(
-        Mistake(
-            "weight is stored as (out, in): use layer.weight.T.", gives=lambda X, layer: X @ layer.weight + layer.bias
-        ),
+        Mistake("weight is stored as (out, in): use layer.weight.T.", lambda X, layer: X @ layer.weight + layer.bias),
         Mistake("almost: nn.Linear also adds its bias.", gives=lambda X, layer: X @ layer.weight.T),
     ),
     otherwise="compare with layer(X): it computes X @ weight.T + bias.",

@@ -20,9 +20,7 @@ WINDOW_MASK = Exercise(  # Exercise 3: (4, 4) bool mask, True = may attend: each
     success="each word sees itself and its left neighbour: a causal window of width 2.",
     reference=_ONES.tril() & _ONES.triu(-1),
     mistakes=(
-        Mistake(
-            "this is the opposite convention: in the course True means 'may attend'.", ~_ONES.tril() | ~_ONES.triu(-1)
-        ),
+        Mistake("the opposite convention: in the course True means 'may attend'.", ~_ONES.tril() | ~_ONES.triu(-1)),
         Mistake("that is the full causal mask: word 3 would still see words 0 and 1.", gives=_ONES.tril()),
     ),
     otherwise="row i must be True exactly at columns i-1 and i (row 0: only column 0).",
@@ -62,9 +60,7 @@ _SOFTMAX_MISTAKES = (  # _weights' keyword arguments for a typical mistake, and 
     (dict(hide=None), "the mask is not used: masked positions still get weight."),
     (dict(after=True), "zeroing weights after the softmax leaves rows that sum to less than 1: mask the scores."),
 )
-_NAN = Mistake(
-    "returns NaN: is a whole row masked by mistake, or inf − inf somewhere?", when=lambda g, *a: g.isnan().any()
-)
+_NAN = Mistake("returns NaN: is a whole row masked, or inf − inf somewhere?", when=lambda g, *a: g.isnan().any())
 _READY_MADE = ("course_utils", "masked_softmax", "scaled_dot_product_attention")
 MASKED_SOFTMAX = Exercise(  # Exercise 1a: my_masked_softmax(scores, mask), softmax over the keys where mask is True
     name="my_masked_softmax",
@@ -154,10 +150,7 @@ EAT_APPLE = Exercise(  # Exercise 2: 2×2 W_Q, W_K such that eat looks at apple 
     success="eat's largest weight is on apple and apple's on eat, each above 0.5.",
     reference=toy_weights(torch.tensor([[0.0, 2.0], [2.0, 0.0]]), 2 * torch.eye(2)),
     mistakes=(
-        Mistake(
-            "apple looks at eat, but eat no longer at apple: a swap swaps every word's roles (section 6).",
-            when=lambda w: _looks(w, "apple", "eat"),
-        ),
+        Mistake("apple looks at eat, but eat not at apple (section 6).", when=lambda w: _looks(w, "apple", "eat")),
         Mistake("eat looks at apple, but apple does not look at eat yet.", when=lambda w: _looks(w, "eat", "apple")),
     ),
     otherwise="neither looks at the other yet: which feature should each word's query ask for?",
