@@ -256,7 +256,7 @@ class Exercise:
     name: str = "your function"  # the learner's function as the notebook names it
     mistakes: tuple = ()  # Mistake(...), in the order they are tried
     otherwise: str = "not the right answer yet; compare with the exercise's text again."
-    returns: str = "the answer the exercise asks for"  # for the wrong-type line: 'one number', 'a (4, 4) tensor'
+    returns: str = ""  # for the wrong-type line: 'one number', 'a (4, 4) tensor'; a bool reference: 'True or False'
     forbid: tuple = ()  # names and package roots refused by `uses`
     forbid_hint: str = "write it yourself."
     convert: Callable | None = None  # (got, want) -> comparable; raises WRONG_TYPE for a wrong type; default `like`
@@ -309,7 +309,8 @@ class Exercise:
         try:
             got = (self.convert or like)(got, want)
         except WRONG_TYPE:
-            return NOT_YET + f"{subject} {self.returns}; got {short(got)}."
+            what = self.returns or ("True or False" if isinstance(want, bool) else "the answer the exercise asks for")
+            return NOT_YET + f"{subject} {what}; got {short(got)}."
         shape = wrong_shape(got, want)
         if shape:
             return NOT_YET + f"{where or 'your answer'} {shape}"
@@ -334,6 +335,11 @@ class Exercise:
             return not self.same(wrong, want) and self.same(got, wrong)
         except Exception:  # noqa: BLE001 - a mistake's recipe that does not fit these inputs
             return False
+
+
+def output_of(got, want):
+    """The output of an (output, weights) pair, or got itself, as `like` converts it. Used by notebooks 03 and 04."""
+    return like(got[0] if isinstance(got, tuple) and len(got) == 2 else got, want)
 
 
 def check_true_false(prediction, answer: bool, not_yet: str, wrong: str, right: str) -> bool:

@@ -72,7 +72,6 @@ SAME_TOPIC = Exercise(  # Predict: by dot product, does every same-topic pair of
     success="right: by dot product one cross-topic pair beats a same-topic pair (length counts).",
     reference=False,
     otherwise="the table says False: the dot product grows with length; the long 'read newspaper' arrow lifts a cross-topic pair above a same-topic one.",
-    returns="True or False",
 )
 check_same_topic_prediction = SAME_TOPIC.check
 

@@ -83,7 +83,6 @@ SAME_Q = Exercise(  # Predict: is layer 0's query of 'eat' the same in 'we want 
     success="right: a linear layer reads one word's vector at a time, so 'eat' has the same query.",
     reference=True,
     otherwise="the cell says the same: W^Q reads each word's own vector (word + position), one row at a time.",
-    returns="True or False",
 )
 check_same_q_prediction = SAME_Q.check
 

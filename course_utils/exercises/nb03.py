@@ -11,7 +11,7 @@ from course_utils.core.attention import masked_softmax, scaled_dot_product_atten
 from course_utils.core.model import INITS  # the one list of initialisations
 from course_utils.core.precision import DTYPE
 from course_utils.core.toys import toy_embeddings
-from course_utils.exercises.framework import Exercise, Mistake, check_choice, like
+from course_utils.exercises.framework import Exercise, Mistake, check_choice, output_of
 
 TOY_WORDS = ("i", "can", "eat", "apple")
 _ONES = torch.ones(4, 4, dtype=torch.bool)
@@ -62,6 +62,7 @@ _SOFTMAX_MISTAKES = (  # _weights' keyword arguments for a typical mistake, and 
 )
 _NAN = Mistake("returns NaN: is a whole row masked, or inf − inf somewhere?", when=lambda g, *a: g.isnan().any())
 _READY_MADE = ("course_utils", "masked_softmax", "scaled_dot_product_attention")
+_AS_THE_COURSE = dict(otherwise="right shape, but the numbers differ from the course's.", forbid=_READY_MADE, atol=1e-5)
 MASKED_SOFTMAX = Exercise(  # Exercise 1a: my_masked_softmax(scores, mask), softmax over the keys where mask is True
     name="my_masked_softmax",
     todo="write the body of my_masked_softmax (replace the raise line), then re-run this cell.",
@@ -69,11 +70,9 @@ MASKED_SOFTMAX = Exercise(  # Exercise 1a: my_masked_softmax(scores, mask), soft
     reference=masked_softmax,
     cases=lambda: [(case, (q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5, m)) for case, q, k, _, m in _cases()],
     mistakes=(*(Mistake(hint, gives=partial(_weights, **kw)) for kw, hint in _SOFTMAX_MISTAKES), _NAN),
-    otherwise="right shape, but the numbers differ from the course's.",
     returns="a tensor of weights, the shape of the scores",
-    forbid=_READY_MADE,
     forbid_hint="a ready-made version; write the masking (masked_fill or torch.where) and the softmax yourself.",
-    atol=1e-5,
+    **_AS_THE_COURSE,  # otherwise, forbid, atol
 )
 check_masked_softmax = MASKED_SOFTMAX.check
 
@@ -88,12 +87,10 @@ ATTENTION = Exercise(  # Exercise 1b: my_attention(q, k, v, mask=None) -> out (o
     reference=lambda q, k, v, mask: scaled_dot_product_attention(q, k, v, mask)[0],
     cases=lambda: [(case, (q, k, v, mask)) for case, q, k, v, mask in _cases()],
     mistakes=(*(Mistake(h, gives=partial(_attend, **kw)) for kw, h in _SOFTMAX_MISTAKES + _SCALE_MISTAKES), _NAN),
-    otherwise="right shape, but the numbers differ from the course's.",
     returns="the output tensor (or (output, weights))",
-    forbid=_READY_MADE,
     forbid_hint="a ready-made version; write the steps yourself: the scores, the masked softmax, weights @ v.",
-    convert=lambda got, want: like(got[0] if isinstance(got, tuple) and len(got) == 2 else got, want),
-    atol=1e-5,
+    convert=output_of,
+    **_AS_THE_COURSE,
 )
 check_attention = ATTENTION.check
 

@@ -9,7 +9,7 @@ import torch
 from torch import nn
 
 from course_utils.core.attention import MultiHeadAttention
-from course_utils.exercises.framework import Exercise, Mistake, check_true_false, like, whole
+from course_utils.exercises.framework import Exercise, Mistake, check_true_false, output_of, whole
 
 B, D_MODEL, H = 2, 64, 8  # exercise 2 (batch size, d_model) and exercise 3 (H)
 SHAPES = ((3, 16, 7, 4), (3, 16, 7, 7), (3, 7, 64))  # exercise 1, B = 3, T = 7, H = 16: not in the notebook's table
@@ -155,7 +155,7 @@ MULTI_HEAD = Exercise(  # Exercise 2: my_multi_head(x_q, x_kv, W_q, W_k, W_v, W_
     returns="the output tensor (B, Tq, d_model), one row per query position of x_q",
     forbid=_READY_MADE,
     forbid_hint="it does the attention for you; write the steps yourself with the four layers and torch.softmax.",
-    convert=lambda got, want: like(got[0] if isinstance(got, tuple) and len(got) == 2 else got, want),
+    convert=output_of,
     atol=1e-5,
     on_error=_mh_error,
 )
