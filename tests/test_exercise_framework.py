@@ -19,7 +19,6 @@ from course_utils.exercises.framework import (
     Exercise,
     Mistake,
     check_choice,
-    check_true_false,
     compared,
     learner,
     uses,
@@ -243,33 +242,10 @@ def test_the_learners_inputs_are_fresh_copies(capsys):
     assert DOUBLE.check(in_place)  # the reference saw the unchanged inputs
 
 
-def test_true_false(capsys):
-    args = ("set it.", "wrong: it is False.", "right.")
-    assert check_true_false(False, False, *args) and check_true_false(np.False_, False, *args)
-    assert not check_true_false(True, False, *args) and "wrong: it is False." in capsys.readouterr().out
-    assert not check_true_false(None, False, *args) and capsys.readouterr().out == NOT_ANSWERED + "set it.\n"
-    for wrong in ("False", 0):
-        assert not check_true_false(wrong, False, *args)
-        assert "predict with True or False" in capsys.readouterr().out
-
-
-def test_true_false_broken_copy(monkeypatch, capsys):
-    _break(monkeypatch, "check_true_false", "if not isinstance(prediction, (bool, np.bool_)):", "if False:")
-    framework.check_true_false("False", False, "set it.", "wrong", "right")
-    assert "predict with True or False" not in capsys.readouterr().out
-
-
 def test_choice(capsys):
     def choose(answer):
-        return check_choice(
-            answer,
-            ("up", "down", "torch_default"),
-            "up",
-            todo="pick",
-            success="yes",
-            hints={"down": "it grows."},
-            otherwise="no.",
-        )
+        hints = {"up": "", "down": "it grows.", "torch_default": "no."}
+        return check_choice(answer, "up", hints, todo="pick", success="yes")
 
     assert choose("up") and choose(" Up ")
     assert choose("Torch default") is False and "no." in capsys.readouterr().out  # spelling variants of a choice
@@ -282,7 +258,7 @@ def test_choice(capsys):
 
 def test_choice_broken_copy(monkeypatch, capsys):
     _break(monkeypatch, "_key", 'return text.strip().lower().replace(" ", "_").replace("-", "_")', "return text")
-    framework.check_choice(" Up ", ("up", "down"), "up", todo="pick", success="yes")
+    framework.check_choice(" Up ", "up", {"up": "", "down": ""}, todo="pick", success="yes")
     assert "✅" not in capsys.readouterr().out
 
 

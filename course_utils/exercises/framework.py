@@ -26,8 +26,8 @@ A complete small spec (the notebook calls `ex.check_double(my_double)`):
     )
     check_double = DOUBLE.check
 
-A True/False prediction uses `check_true_false`, a multiple choice `check_choice`, a prediction that is not graded
-`compared`; a spec whose numbers come from the notebook is built inside its checker. Tests parametrize over
+A True/False prediction is a value exercise with a bool reference, a multiple choice `check_choice`, a prediction that
+is not graded `compared`; a spec whose numbers come from the notebook is built inside its checker. Tests parametrize over
 `SPEC.mistakes`: `SPEC.check(learner(m.gives))` prints `m.hint` (`learner` hides code from the static check).
 """
 
@@ -342,25 +342,16 @@ def output_of(got, want):
     return like(got[0] if isinstance(got, tuple) and len(got) == 2 else got, want)
 
 
-def check_true_false(prediction, answer: bool, not_yet: str, wrong: str, right: str) -> bool:
-    """A True/False prediction: not answered (None), not a bool, wrong (prints `wrong`) or right (`right`). Used by the checkers of notebooks 01-10."""
-    if prediction is None:
-        return not_answered(not_yet)
-    if not isinstance(prediction, (bool, np.bool_)):
-        return feedback(False, "", f"predict with True or False; got {short(prediction)}.")
-    return feedback(bool(prediction) == answer, right, wrong)
-
-
-def check_choice(answer, choices, right, *, todo: str, success: str, hints=None, otherwise: str = "") -> bool:
-    """A multiple choice: None, '', '?' or ... is not answered; a string is compared with the choices ignoring case,
-    spaces and hyphens ('Torch default' is 'torch_default'); hints: {wrong choice: line}. Used by the checkers of notebooks 01-10."""
+def check_choice(answer, right, hints: dict, *, todo: str, success: str) -> bool:
+    """A multiple choice among the keys of hints, {choice: its line when wrongly chosen}: None, '', '?' or ... is not
+    answered; a string is compared ignoring case, spaces and hyphens ('Torch default' is 'torch_default'). Used by the checkers of notebooks 01-10."""
     if answer is None or answer is Ellipsis or (isinstance(answer, str) and answer.strip() in ("", "?")):
         return not_answered(todo)
-    by_key = {_key(c): c for c in choices}
+    by_key = {_key(c): c for c in hints}
     if not isinstance(answer, str) or _key(answer) not in by_key:
-        return feedback(False, "", f"answer one of {', '.join(map(repr, choices))}; got {short(answer)}.")
+        return feedback(False, "", f"answer one of {', '.join(map(repr, hints))}; got {short(answer)}.")
     chosen = by_key[_key(answer)]
-    return feedback(chosen == right, success, (hints or {}).get(chosen, otherwise))
+    return feedback(chosen == right, success, hints[chosen])
 
 
 def compared(prediction, truth) -> str:

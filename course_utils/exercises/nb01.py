@@ -56,14 +56,14 @@ def check_nearest_to_cake(sentence) -> bool:
     cake, others = SENTENCES_3D["eat cake"], [s for s in SENTENCES_3D if s != "eat cake"]
     by_cos, by_dot = (max(others, key=lambda s, f=f: f(cake, SENTENCES_3D[s])) for f in (cosine, dot))
     c1, c2 = (cosine(cake, SENTENCES_3D[s]) for s in (by_cos, by_dot))
+    hints = dict.fromkeys(SENTENCES_3D, "compute my_cosine(cake, v) for all eight other sentences; take the largest.")
+    hints |= {"eat cake": "a sentence has cosine 1 with itself; look at the other eight.", by_dot: _BY_DOT}
     return check_choice(
         sentence,
-        list(SENTENCES_3D),
         by_cos,
+        hints,
         todo="set my_nearest to a sentence, e.g. 'drink tea', then re-run.",
         success=f"{by_cos!r} (cosine {c1:.4f}), just ahead of {by_dot!r} ({c2:.4f}), which has the larger dot product.",
-        hints={"eat cake": "a sentence has cosine 1 with itself; look at the other eight.", by_dot: _BY_DOT},
-        otherwise="compute my_cosine(cake, v) for all eight other sentences and take the largest.",
     )
 
 

@@ -42,18 +42,18 @@ def _cases():  # (case, q, k, v, mask): sizes that differ, so that a wrong axis 
     ]
 
 
-def _weights(s, m, dim=-1, hide="~m", fill=-math.inf, after=False):
-    """The masked softmax of scores s; a keyword off its default is a typical mistake."""
+def masked_weights(s, m, dim=-1, hide="~m", fill=-math.inf, after=False):
+    """The masked softmax of scores s; a keyword off its default is a typical mistake. Used in notebooks 03 and 04."""
     if m is not None and hide and not after:
         s = s.masked_fill(~m if hide == "~m" else m, fill)
     return torch.softmax(s, dim=dim) * (m if after and m is not None else 1)
 
 
 def _attend(q, k, v, mask=None, power=0.5, **mistake):  # attention, the scores divided by d_k ** power
-    return _weights(q @ k.transpose(-2, -1) / q.shape[-1] ** power, mask, **mistake) @ v
+    return masked_weights(q @ k.transpose(-2, -1) / q.shape[-1] ** power, mask, **mistake) @ v
 
 
-_SOFTMAX_MISTAKES = (  # _weights' keyword arguments for a typical mistake, and its hint
+_SOFTMAX_MISTAKES = (  # masked_weights' keyword arguments for a typical mistake, and its hint
     (dict(dim=-2), "each query's row must sum to 1: take the softmax over the keys, the last axis (dim=-1)."),
     (dict(hide="m"), "the course's masks mean True = may attend: the False positions must get no weight."),
     (dict(fill=0.0), "a score of 0 still gets weight e⁰ = 1: a masked position needs the score −∞."),
@@ -69,7 +69,7 @@ MASKED_SOFTMAX = Exercise(  # Exercise 1a: my_masked_softmax(scores, mask), soft
     success="your masked softmax equals the course's, with no mask, a causal and padding masks.",
     reference=masked_softmax,
     cases=lambda: [(case, (q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5, m)) for case, q, k, _, m in _cases()],
-    mistakes=(*(Mistake(hint, gives=partial(_weights, **kw)) for kw, hint in _SOFTMAX_MISTAKES), _NAN),
+    mistakes=(*(Mistake(hint, gives=partial(masked_weights, **kw)) for kw, hint in _SOFTMAX_MISTAKES), _NAN),
     returns="a tensor of weights, the shape of the scores",
     forbid_hint="a ready-made version; write the masking (masked_fill or torch.where) and the softmax yourself.",
     **_AS_THE_COURSE,  # otherwise, forbid, atol
@@ -100,15 +100,12 @@ def check_times_ten(prediction, before: float, after: float) -> bool:
     Used in notebook 03 §2 (its exercise)."""
     truth = "same" if abs(after - before) < 1e-3 else ("up" if after > before else "down")
     numbers = f"eat → apple: {before:.3f} before, {after:.3f} with every energy × 10"
-    return check_choice(
-        prediction,
-        ("up", "down", "same"),
-        truth,
-        todo='set my_prediction_x10 to "up", "down" or "same", then re-run this cell.',
-        success=f"{numbers}. Section 4 shows why this matters.",
-        hints={"same": f"{numbers}. softmax normalises e^energy, not the energies: larger gaps give larger ratios."},
-        otherwise=f"{numbers}. The largest energy in a row gains the most when all are multiplied.",
+    hints = dict.fromkeys(
+        ("up", "down"), f"{numbers}. The largest energy in a row gains the most when all are multiplied."
     )
+    hints["same"] = f"{numbers}. softmax normalises e^energy, not the energies: larger gaps give larger ratios."
+    todo = 'set my_prediction_x10 to "up", "down" or "same", then re-run this cell.'
+    return check_choice(prediction, truth, hints, todo=todo, success=f"{numbers}. Section 4 shows why this matters.")
 
 
 def check_causal_top(guess, weights_row, words) -> bool:
@@ -116,14 +113,15 @@ def check_causal_top(guess, weights_row, words) -> bool:
     Used in notebook 03 §5 (its exercise)."""
     words, row = list(words), torch.as_tensor(weights_row)
     numbers = ", ".join(f"{w} {x:.2f}" for w, x in zip(words, row.tolist()))
+    hints = {w: f"the causal mask hides {w!r} from eat: {numbers}." for w in words}  # a word with weight 0
+    hints |= {
+        w: f"eat's row under the causal mask: {numbers}. Look at which keys are non-zero."
+        for w, x in zip(words, row)
+        if x != 0
+    }
+    todo = "set my_causal_guess to one of the words eat may see, then re-run this cell."
     return check_choice(
-        guess,
-        words,
-        words[int(row.argmax())],
-        todo="set my_causal_guess to one of the words eat may see, then re-run this cell.",
-        success=f"eat's row under the causal mask: {numbers}.",
-        hints={w: f"the causal mask hides {w!r} from eat: {numbers}." for w, x in zip(words, row) if x == 0},
-        otherwise=f"eat's row under the causal mask: {numbers}. Look at which keys are non-zero.",
+        guess, words[int(row.argmax())], hints, todo=todo, success=f"eat's row under the causal mask: {numbers}."
     )
 
 
@@ -168,13 +166,9 @@ def check_init_guess(guess, measured: dict) -> bool:
     if set(measured) != set(INITS):
         raise ValueError(f"measured must have exactly the keys {INITS}; got {sorted(measured)}")
     numbers = f"mean row max {measured['torch_default']:.3f} (torch_default) vs {measured['xavier']:.3f} (xavier)"
+    hint = f"{numbers}. Compare the entries' sizes above with section 4: what does softmax do with scores of std ≫ 1?"
+    success = f"{numbers}: the larger the input entries, the larger the scores, and softmax turns large scores into a hard pick."
+    todo = 'set my_guess to "xavier" or "torch_default", then run the cells again.'
     return check_choice(
-        guess,
-        INITS,
-        max(INITS, key=lambda init: measured[init]),
-        todo='set my_guess to "xavier" or "torch_default", then run the cells again.',
-        success=f"{numbers}: the larger the input entries, the larger the scores, and softmax turns large scores into "
-        "a hard pick.",
-        otherwise=f"{numbers}. Compare the entries' sizes above with section 4: what does softmax do with scores of "
-        "std ≫ 1?",
+        guess, max(INITS, key=lambda init: measured[init]), dict.fromkeys(INITS, hint), todo=todo, success=success
     )

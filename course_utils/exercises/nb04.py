@@ -9,7 +9,8 @@ import torch
 from torch import nn
 
 from course_utils.core.attention import MultiHeadAttention
-from course_utils.exercises.framework import Exercise, Mistake, check_true_false, output_of, whole
+from course_utils.exercises.framework import Exercise, Mistake, output_of, whole
+from course_utils.exercises.nb03 import masked_weights
 
 B, D_MODEL, H = 2, 64, 8  # exercise 2 (batch size, d_model) and exercise 3 (H)
 SHAPES = ((3, 16, 7, 4), (3, 16, 7, 7), (3, 7, 64))  # exercise 1, B = 3, T = 7, H = 16: not in the notebook's table
@@ -43,26 +44,24 @@ def check_heads_alike(heads_attend_alike, weights, tokens) -> bool:
     if differ:
         heads = ", ".join(f"head {h} → '{tokens[int(t)]}'" for h, t in enumerate(top[:, differ[0]]))
         counts += f" (e.g. '{tokens[differ[0]]}': {heads})"
-    return check_true_false(
-        heads_attend_alike,
-        same > top.shape[1] / 2,
-        "set heads_attend_alike to True or False in the cell above the heatmaps, then re-run.",
-        f"read the two heatmaps row by row: {counts}.",
-        f"{counts}. Claim F5 below measures this on the whole corpus.",
-    )
+    return Exercise(
+        todo="set heads_attend_alike to True or False in the cell above the heatmaps, then re-run.",
+        success=f"{counts}. Claim F5 below measures this on the whole corpus.",
+        reference=same > top.shape[1] / 2,
+        otherwise=f"read the two heatmaps row by row: {counts}.",
+    ).check(heads_attend_alike)
 
 
 def check_one_head_worse(one_head_translates_worse, two_heads_better: dict) -> bool:
     """Prediction (Claim F7): does the 1-head model translate worse on most seeds ({seed: bool})? Used in notebook 04."""
     worse = sum(map(bool, two_heads_better.values()))
     counts = f"the 1-head model scores lower on {worse} of {len(two_heads_better)} seeds"
-    return check_true_false(
-        one_head_translates_worse,
-        worse > len(two_heads_better) / 2,
-        "set one_head_translates_worse to True or False in the cell above the table, then re-run.",
-        f"look at the table: {counts}.",
-        f"{counts}.",
-    )
+    return Exercise(
+        todo="set one_head_translates_worse to True or False in the cell above the table, then re-run.",
+        success=f"{counts}.",
+        reference=worse > len(two_heads_better) / 2,
+        otherwise=f"look at the table: {counts}.",
+    ).check(one_head_translates_worse)
 
 
 MH_CASES = (  # exercise 2: (case, n_heads, Tq, Tk, mask kind); section 1 shows only the first kind
@@ -93,7 +92,7 @@ def _course_mha(x_q, x_kv, W_q, W_k, W_v, W_o, n_heads, mask=None):  # the refer
         return mha(x_q, x_kv, x_kv, mask)[0]
 
 
-def mha_steps(x_q, x_kv, *case, one=0, div="dh", split="view", merge=1, w_o=1, flip=0, w_t=1, masking="-inf"):
+def mha_steps(x_q, x_kv, *case, one=0, div="dh", split="view", merge=1, w_o=1, flip=0, w_t=1, **masking):
     """Multi-head attention written out; a keyword off its default is a typical mistake. Used in notebook 04 (ex. 2)."""
     *layers, n_heads, mask = case  # the four layers, n_heads, the mask
     b, tq, d = x_q.shape
@@ -106,10 +105,7 @@ def mha_steps(x_q, x_kv, *case, one=0, div="dh", split="view", merge=1, w_o=1, f
 
     q, k, v = (heads(f(x)) for f, x in zip(lin, (x_q, x_kv, x_kv)))
     scores = q @ k.transpose(-2, -1) / {"dh": math.sqrt(d // n_heads), "d": math.sqrt(d), 1: 1}[div]
-    if mask is not None and masking in ("-inf", "inverted", "zero"):
-        fill = {"-inf": float("-inf"), "inverted": -1e9, "zero": 0.0}[masking]
-        scores = scores.masked_fill(mask if masking == "inverted" else ~mask, fill)
-    weights = torch.softmax(scores, dim=-1) * (mask if mask is not None and masking == "after" else 1)
+    weights = masked_weights(scores, mask, **masking)  # masking: masked_weights' keywords for a masking mistake
     out = (weights @ v).flip(1) if flip else weights @ v
     out = (out.transpose(1, 2) if merge and split == "view" else out).reshape(b, tq, d)
     return lin[3](out) if w_o else out
@@ -126,10 +122,13 @@ _MH_MISTAKES = (  # mha_steps' keyword arguments for a typical mistake, and its 
     (dict(merge=0), "transpose(1, 2) back to (B, T, H, dh) before reshaping to (B, T, d_model)."),
     (dict(flip=1), "the heads are concatenated in the wrong order: head 0's dh features come first."),
     (dict(w_t=0), "an nn.Linear stores its weight as (out, in): call the layer, W_q(x)."),
-    (dict(masking="ignored"), "the mask is not used: give the scores where mask is False the value −∞."),
-    (dict(masking="inverted"), "in the course True means *may* attend: fill −∞ where ~mask (torch's is the opposite)."),
-    (dict(masking="zero"), "a score of 0 still gets weight e⁰ = 1 in the softmax: masked scores must be −∞."),
-    (dict(masking="after"), "zeroing weights after the softmax leaves rows that do not sum to 1: mask the scores."),
+    (dict(hide=None), "the mask is not used: give the scores where mask is False the value −∞."),
+    (
+        dict(hide="m", fill=-1e9),
+        "in the course True means *may* attend: fill −∞ where ~mask (torch's is the opposite).",
+    ),
+    (dict(fill=0.0), "a score of 0 still gets weight e⁰ = 1 in the softmax: masked scores must be −∞."),
+    (dict(after=True), "zeroing weights after the softmax leaves rows that do not sum to 1: mask the scores."),
 )
 _READY_MADE = ("course_utils", "scaled_dot_product_attention", "multi_head_attention_forward", "MultiheadAttention")
 _READY_MADE += ("MultiHeadAttention", "Transformer", "TransformerEncoder", "TransformerDecoder")

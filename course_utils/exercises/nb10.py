@@ -78,14 +78,14 @@ def check_eat_layer_prediction(prediction, distances) -> bool:
         prediction = f"layer {str(prediction).strip()}"
     right = 0 if distances[0] > distances[5] else 5
     said = f"the table shows layer 0 at {distances[0]:.2f} and layer 5 at {distances[5]:.2f}: "
+    hints = {
+        "layer 0": said + "context keeps entering layer after layer, and the last layer separates most.",
+        "layer 5": said + "the first layer already separates most; later layers pull the two back together.",
+    }
     return check_choice(
         prediction,
-        ["layer 0", "layer 5"],
         f"layer {right}",
+        hints,
         todo="set my_prediction to 'layer 0' or 'layer 5' above, then re-run.",
         success=f"layer {right}: {distances[right]:.2f} apart vs {distances[5 - right]:.2f} in layer {5 - right}.",
-        hints={
-            "layer 0": said + "context keeps entering layer after layer, and the last layer separates most.",
-            "layer 5": said + "the first layer already separates most; later layers pull the two back together.",
-        },
     )
