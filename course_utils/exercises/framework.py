@@ -249,11 +249,11 @@ def _fresh(args) -> tuple:
 class Exercise:
     """An exercise's spec (see the module docstring): `check(answer)` prints one line and returns True or False. Used by the checkers of notebooks 01-10."""
 
-    todo: str  # the ✍ line: what to do to answer
     success: str  # the ✅ line
     reference: Any  # the right function (cases given) or the right value
     cases: Any = None  # [(label, args), ...] or a function returning them; None: a value exercise
     name: str = "your function"  # the learner's function as the notebook names it
+    todo: str = ""  # the ✍ line: what to do to answer; a function exercise's default: write the body of `name`
     mistakes: tuple = ()  # Mistake(...), in the order they are tried
     otherwise: str = "not the right answer yet; compare with the exercise's text again."
     returns: str = ""  # for the wrong-type line: 'one number', 'a (4, 4) tensor'; a bool reference: 'True or False'
@@ -277,8 +277,9 @@ class Exercise:
 
     def judge(self, answer) -> str | None:
         """None when the answer is right, else the line to print (✍ or ❌)."""
+        todo = self.todo or f"write the body of {self.name}, then re-run this cell."
         if answer is None:
-            return NOT_ANSWERED + self.todo
+            return NOT_ANSWERED + todo
         if self.cases is None:
             return self.result_line(answer, self.reference, (), "", "")
         if not callable(answer):
@@ -294,10 +295,10 @@ class Exercise:
             except Exception as exc:  # the learner's code may raise anything: one line, never a traceback
                 hint = self.on_error(exc, args) if self.on_error else None
                 if hint is None and isinstance(exc, NotImplementedError):  # the placeholder body
-                    return NOT_ANSWERED + self.todo
+                    return NOT_ANSWERED + todo
                 return NOT_YET + (hint or f"{where} raised {type(exc).__name__}: {first_line(exc)}")
             if got is None:
-                return NOT_ANSWERED + self.todo
+                return NOT_ANSWERED + todo
             line = self.result_line(got, want, args, label, where)
             if line:
                 return line

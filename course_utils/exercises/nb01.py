@@ -25,7 +25,6 @@ _PAIRS += [((1.0, 0.0), (-1.0, 0.0)), ((2.0, 0.0), (0.0, 5.0))]  # long, 3-D, op
 BOTH = "divide by the lengths of BOTH arrows, |a| and |b|."
 COSINE = Exercise(  # Exercise 1a: my_cosine(a, b), NumPy only
     name="my_cosine",
-    todo="write the body of my_cosine(a, b) (replace `raise NotImplementedError`), then re-run the cell.",
     success="my_cosine agrees with a·b / (|a| |b|) on five pairs, long, opposite and orthogonal.",
     reference=cosine,
     cases=[(f"a = {a}, b = {b}", (np.array(a), np.array(b))) for a, b in _PAIRS],

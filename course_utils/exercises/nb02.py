@@ -27,7 +27,6 @@ _LAYER_MISTAKES = (
 )
 QKV_LAYERS = Exercise(  # Exercise 1a: my_qkv_layers(d_model) -> w_q, w_k, w_v, as in the course model's attention
     name="my_qkv_layers",
-    todo="write the body of my_qkv_layers(d_model), then re-run the cell.",
     success="three separate nn.Linear(d_model, d_model) layers with bias, as in the course model.",
     reference=lambda d: (nn.Linear(d, d, device="meta"),) * 3,  # only its sizes are compared
     cases=[(f"d_model = {d}", (d,)) for d in (4, 6)],
@@ -61,7 +60,6 @@ def _by_hand_error(exc, args) -> str | None:
 
 BY_HAND = Exercise(  # Exercise 1b: my_project(X, layer) = layer(X), from layer.weight and layer.bias, with @
     name="my_project",
-    todo="write the body of my_project(X, layer), then re-run the cell.",
     success="my_project(X, layer) = layer(X), for a square and for a 4 -> 3 layer.",
     reference=lambda X, layer: nn.functional.linear(X, layer.weight, layer.bias),
     cases=[(f"a 4 -> {layer.out_features} layer", (_X, layer)) for layer in _LAYERS],

@@ -65,7 +65,6 @@ _READY_MADE = ("course_utils", "masked_softmax", "scaled_dot_product_attention")
 _AS_THE_COURSE = dict(otherwise="right shape, but the numbers differ from the course's.", forbid=_READY_MADE, atol=1e-5)
 MASKED_SOFTMAX = Exercise(  # Exercise 1a: my_masked_softmax(scores, mask), softmax over the keys where mask is True
     name="my_masked_softmax",
-    todo="write the body of my_masked_softmax (replace the raise line), then re-run this cell.",
     success="your masked softmax equals the course's, with no mask, a causal and padding masks.",
     reference=masked_softmax,
     cases=lambda: [(case, (q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5, m)) for case, q, k, _, m in _cases()],
@@ -82,7 +81,6 @@ _SCALE_MISTAKES = (
 )
 ATTENTION = Exercise(  # Exercise 1b: my_attention(q, k, v, mask=None) -> out (or (out, weights))
     name="my_attention",
-    todo="write the body of my_attention (replace the raise line), then re-run this cell.",
     success="your attention equals the course's scaled_dot_product_attention on every case.",
     reference=lambda q, k, v, mask: scaled_dot_product_attention(q, k, v, mask)[0],
     cases=lambda: [(case, (q, k, v, mask)) for case, q, k, v, mask in _cases()],

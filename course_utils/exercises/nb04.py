@@ -142,7 +142,6 @@ def _mh_error(exc, args) -> str | None:
 
 MULTI_HEAD = Exercise(  # Exercise 2: my_multi_head(x_q, x_kv, W_q, W_k, W_v, W_o, n_heads, mask=None)
     name="my_multi_head",
-    todo="write the body of my_multi_head (it still raises NotImplementedError or returns None), then re-run.",
     success="your multi-head attention equals MultiHeadAttention's: no mask, a causal mask, cross-attention with padding.",
     reference=_course_mha,
     cases=_mh_cases,

@@ -34,7 +34,6 @@ _LAYER_MISTAKES = (  # layer_count's keyword arguments for a typical mistake, an
 _ENC, _DEC = layer_count(64, 128, False), layer_count(64, 128, True)
 LAYER_PARAMETERS = Exercise(  # Exercise 1: layer_parameters(d_model, d_ff, decoder=False)
     name="layer_parameters",
-    todo="write the body of layer_parameters (it returns None), then re-run.",
     success=f"every size right; the course model: encoder layer {_ENC}, decoder layer {_DEC}, {_DEC - _ENC} more (cross-attention 4·(64·64 + 64), its LayerNorm 2·64).",
     reference=layer_count,
     cases=[(f"d_model {d}, d_ff {f}, decoder={b}", (d, f, b)) for d, f in ((64, 128), (16, 48)) for b in (False, True)],
@@ -87,7 +86,6 @@ def _pairs(labels, want):
 
 SHIFT_LABELS = Exercise(  # Exercise 3: shift_labels(german), one 'input → output' label per decoder row
     name="shift_labels",
-    todo="write the body of shift_labels (it returns None), return the list of labels, then re-run.",
     success="one row per decoder input: <bos> → first word, …, last word → <eos>; each row predicts the next word.",
     reference=_shifted,
     cases=[(repr(g), (g,)) for g in ("wir wollen brot essen", "er kann einen brief lesen", "du trinkst milch")],
@@ -179,7 +177,6 @@ _STEP_MISTAKES = (  # reference_step's keyword arguments for a typical mistake, 
 )
 TRAINING_STEP = Exercise(  # Exercise 4: training_step(model, opt, src, labels), three steps against the reference
     name="training_step",
-    todo="write the body of training_step and return the loss, then re-run.",
     success="your three steps give the reference losses: your decoder input is exactly section 3's tgt[:, :-1].",
     reference=reference_step,
     cases=[("", ())],

@@ -26,7 +26,6 @@ def _mean(X, k: int) -> float:
 
 SPREAD = Exercise(
     name="my_pairwise_spread",
-    todo="write the body of my_pairwise_spread(X) (it returns one number), then re-run it.",
     success="your pairwise spread matches clustering.pairwise_spread (two orthogonal unit vectors: √2 ≈ 1.414).",
     reference=pairwise_spread,
     cases=[
@@ -94,7 +93,6 @@ def _eat(a, b, key, head):
 
 HEAD_SHIFT = Exercise(
     name="my_head_shift",
-    todo="write the body of my_head_shift (it returns one number), then re-run the cell.",
     success="",
     reference=_head_shift,
     cases=_head_cases,

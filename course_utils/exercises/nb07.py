@@ -38,7 +38,6 @@ def _moved_cases():
 
 MOVED_WEIGHTS = Exercise(
     name="moved",
-    todo="write the body of moved(W_a, perm), then re-run.",
     success=f"moved(W_a, perm) equals the weights of '{MOVED}': rows and columns both moved with their words, P·W·Pᵀ.",
     reference=lambda W, p: _no_pe_weights(MOVED),
     cases=_moved_cases,
@@ -90,7 +89,6 @@ def _distinct(model, sentence: str) -> int:
 
 DISTINCT = Exercise(
     name="count_translations",
-    todo="write the body of count_translations(model, sentence), then re-run.",
     success="",
     reference=_distinct,
     cases=lambda: [(f"seed {s}", (standard_run("learned", s).model, FIVE_WORDS)) for s in SEEDS],

@@ -28,7 +28,6 @@ _OPPOSITE = np.array([[1.0, 0.0], [0.0, 2.0], [-1.0, 0.0]])  # cos = -1 for a pa
 _INPUTS = (_RNG.normal(size=(5, 64)), _RNG.normal(size=(2, 3)), 3.0 * np.ones((4, 8)), _OPPOSITE)
 WORD_SPREAD = Exercise(
     name="my_word_spread",
-    todo="write the body of my_word_spread(V) (it returns one number), then re-run the cell.",
     success="your loop-free word spread matches the course's mean_pairwise_cosine_distance on every input.",
     reference=mean_pairwise_cosine_distance,
     cases=[(f"a {V.shape} input", (V,)) for V in _INPUTS],
@@ -58,7 +57,6 @@ def _not_shared(got, traces, key) -> bool:
 
 MOST_MOVED = Exercise(
     name="most_moved",
-    todo="write the body of most_moved(traces, key) (it returns one word), then re-run the cell.",
     success="",
     reference=lambda traces, key: max((sp := _spreads(traces, key)), key=sp.get),
     mistakes=(

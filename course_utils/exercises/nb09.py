@@ -49,7 +49,6 @@ MISTAKES = {
 }
 DETECTOR = Exercise(
     name="head_detector",
-    todo="write head_detector, then re-run this cell.",
     success="every head matches the course's measures (head_statistics).",
     reference=_detector,
     mistakes=tuple(Mistake(hint, gives=functools.partial(_detector, mistake=m)) for m, hint in MISTAKES.items()),
@@ -89,7 +88,6 @@ def check_ov_map(ov_map_fn, model, prefix: str = "encoder.0.self") -> bool:
     attn = attention_module(model, prefix)
     return Exercise(
         name="ov_map",
-        todo="write ov_map, then re-run this cell.",
         success=f"W^V_h W^O_h of every head of {prefix}: {attn.d_model} × {attn.d_model}, rank dh = {attn.d_head}.",
         reference=lambda attn, h: ov_map(model, prefix, h),
         cases=[(f"head {h}", (attn, h)) for h in range(attn.n_heads)],

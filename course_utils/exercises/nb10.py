@@ -24,7 +24,6 @@ def _weights(seed: int, H: int = 3, T: int = 6) -> torch.Tensor:
 # Exercise 2: a previous-token detector (H, T, T) -> (H,), then the model's previous-token head
 PREVIOUS = Exercise(
     name="previous_token_mass",
-    todo="write the body of previous_token_mass (it still raises NotImplementedError), then re-run.",
     success="previous_token_mass is right: one number per head, the mean weight on the key before.",
     reference=lambda w: _diagonal(w, -1).mean(-1),
     cases=[(f"random weights {s}", (_weights(s),)) for s in range(3)],
