@@ -113,6 +113,5 @@ CROSS_ROWS = Exercise(  # Exercise 3: rows of Q (<bos> ich kann brot essen) and 
 
 
 def check_cross_rows(n_queries, n_keys) -> bool:
-    """Exercise 3: the rows of Q and of K in the cross-attention of 'i can eat bread' (5 and 4).
-    Used in notebook 02 (its More exercises section)."""
+    """Exercise 3: the rows of Q and of K in the cross-attention of 'i can eat bread' (5 and 4). Used in notebook 02 (its More exercises section)."""
     return CROSS_ROWS.check(None if n_queries is None or n_keys is None else (n_queries, n_keys))

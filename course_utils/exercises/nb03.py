@@ -94,8 +94,7 @@ check_attention = ATTENTION.check
 
 
 def check_times_ten(prediction, before: float, after: float) -> bool:
-    """Predict: with every energy × 10, does eat's weight on apple (measured: before, after) go up, down, stay the same?
-    Used in notebook 03 §2 (its exercise)."""
+    """Predict: with every energy × 10, does eat's weight on apple (measured: before, after) go up, down, stay the same? Used in notebook 03 §2 (its exercise)."""
     truth = "same" if abs(after - before) < 1e-3 else ("up" if after > before else "down")
     numbers = f"eat → apple: {before:.3f} before, {after:.3f} with every energy × 10"
     hints = dict.fromkeys(
@@ -107,8 +106,7 @@ def check_times_ten(prediction, before: float, after: float) -> bool:
 
 
 def check_causal_top(guess, weights_row, words) -> bool:
-    """Predict: under the causal mask, which word gets eat's largest weight (the measured row)?
-    Used in notebook 03 §5 (its exercise)."""
+    """Predict: under the causal mask, which word gets eat's largest weight (the measured row)? Used in notebook 03 §5 (its exercise)."""
     words, row = list(words), torch.as_tensor(weights_row)
     numbers = ", ".join(f"{w} {x:.2f}" for w, x in zip(words, row.tolist()))
     hints = {w: f"the causal mask hides {w!r} from eat: {numbers}." for w in words}  # a word with weight 0
@@ -124,8 +122,7 @@ def check_causal_top(guess, weights_row, words) -> bool:
 
 
 def toy_weights(W_Q, W_K, words=TOY_WORDS) -> torch.Tensor:
-    """(T, T) attention weights of the toy sentence for 2×2 W_Q, W_K (Q = X W_Q, K = X W_K, scale √2).
-    Used in notebook 03 (an exercise)."""
+    """(T, T) attention weights of the toy sentence for 2×2 W_Q, W_K (Q = X W_Q, K = X W_K, scale √2). Used in notebook 03 (an exercise)."""
     X = toy_embeddings(words)
     W_Q, W_K = torch.as_tensor(W_Q, dtype=DTYPE), torch.as_tensor(W_K, dtype=DTYPE)
     if W_Q.shape != (2, 2) or W_K.shape != (2, 2):
@@ -159,8 +156,7 @@ def check_eat_apple_pair(W_Q, W_K) -> bool:
 
 
 def check_init_guess(guess, measured: dict) -> bool:
-    """Predict: which init gives the larger layer-0 mean row max (`measured`: {init: value})?
-    Used in notebook 03 (its Evidence part: Starting weights and the size of the scores)."""
+    """Predict: which init gives the larger layer-0 mean row max (`measured`: {init: value})? Used in notebook 03 (its Evidence part: Starting weights and the size of the scores)."""
     if set(measured) != set(INITS):
         raise ValueError(f"measured must have exactly the keys {INITS}; got {sorted(measured)}")
     numbers = f"mean row max {measured['torch_default']:.3f} (torch_default) vs {measured['xavier']:.3f} (xavier)"
