@@ -19,15 +19,9 @@ from matplotlib.colors import LogNorm
 from course_utils.core.places import HEAD_KINDS, VECTOR_KINDS, layer_of, trace_key
 from course_utils.measures.probing import five_projection, key_vectors, order_gaps, shared_mask
 from course_utils.measures.similarity import cosine_matrix
+from course_utils.views import style
 from course_utils.views.heatmaps import heatmap
-from course_utils.views.style import (
-    KIND_COLOURS,
-    LABEL_FONTSIZE,
-    LABEL_OFFSETS,
-    SENTENCE_MARKERS,
-    avoid_overlaps,
-    describe,
-)
+from course_utils.views.style import KIND_COLOURS, describe
 
 DISTANCE_FLOOR = 1e-3  # plot_word_order: 1 − cos below this is drawn as the floor colour of the log scale
 DISTANCE_LABEL = "1 − cosine (log scale; 0 = same direction)"  # plot_word_order's colour bar
@@ -179,7 +173,7 @@ def plot_five(
     pad = 0.08 * (hi - lo)
     axis = ("PCA" if method == "pca" else "t-SNE") + (" of unit vectors" if unit else "")
     head_txt = "all heads" if head in (None, "all") else f"head {head}"
-    markers = dict(zip(range(1, 6), SENTENCE_MARKERS))
+    markers = dict(zip(range(1, 6), style.SENTENCE_MARKERS))
     kind_arr, word_arr, no_arr = meta["kind"].to_numpy(), meta["word"].to_numpy(), meta["sentence_no"].to_numpy()
     place_arr = meta["place"].to_numpy()
     panel_texts = []
@@ -192,16 +186,7 @@ def plot_five(
             ax.scatter(*P[this & ~shared].T, color=KIND_COLOURS[kind], s=12, alpha=0.3, linewidths=0, zorder=2)
             for no, marker in markers.items():
                 idx = this & shared & (no_arr == no)
-                ax.scatter(
-                    *P[idx].T,
-                    color=KIND_COLOURS[kind],
-                    marker=marker,
-                    s=34,
-                    edgecolors="black",
-                    linewidths=0.4,
-                    alpha=0.85,
-                    zorder=3,
-                )
+                _outlined(ax, P[idx], kind, marker, 34)
             texts = []
             for word in dict.fromkeys(word_arr[this & shared]):  # one label per shared word: at its central point
                 pts = P[this & shared & (word_arr == word)]
@@ -210,9 +195,9 @@ def plot_five(
                     ax.annotate(
                         word,
                         xy,
-                        xytext=LABEL_OFFSETS[0],
+                        xytext=style.LABEL_OFFSETS[0],
                         textcoords="offset points",
-                        fontsize=LABEL_FONTSIZE,
+                        fontsize=style.LABEL_FONTSIZE,
                         zorder=4,
                         va="center",
                         arrowprops={"arrowstyle": "-", "color": "0.4", "lw": 0.5, "shrinkA": 1, "shrinkB": 3},
@@ -247,7 +232,7 @@ def plot_five(
     fig.set_layout_engine("tight", rect=(0, 0.5 / fig.get_figheight(), 1, 1))  # room for the legend below
     fig.canvas.draw()  # lay out once: overlaps are measured on the final page
     for ax, texts, points in panel_texts:
-        avoid_overlaps(fig, texts, points, ax)
+        style.avoid_overlaps(fig, texts, points, ax)
     fig.set_layout_engine("none")  # keep that page: a second layout would move the panels under the labels
     describe(
         fig,
@@ -302,7 +287,7 @@ def plot_five_words(
     pad = 0.08 * (hi - lo)
     axis = ("PCA" if method == "pca" else "t-SNE") + (" of unit vectors" if unit else "")
     head_txt = "all heads" if head in (None, "all") else f"head {head}"
-    markers = dict(zip(range(1, 6), SENTENCE_MARKERS))
+    markers = dict(zip(range(1, 6), style.SENTENCE_MARKERS))
     for r, (pl, words, ks) in enumerate(rows):
         here = place_arr == pl
         for c in range(ncols):
@@ -315,16 +300,7 @@ def plot_five_words(
             for kind in ks:
                 for no, marker in markers.items():
                     idx = here & shared & (kind_arr == kind) & (word_arr == word) & (no_arr == no)
-                    ax.scatter(
-                        *P[idx].T,
-                        color=KIND_COLOURS[kind],
-                        marker=marker,
-                        s=38,
-                        edgecolors="black",
-                        linewidths=0.4,
-                        alpha=0.85,
-                        zorder=3,
-                    )
+                    _outlined(ax, P[idx], kind, marker, 38)
             english = pl == "cross" and set(ks) <= {"k", "v"}  # the English row of cross-attention: name its kinds
             side = " " + ", ".join(ks) if english else ""
             ax.set_title(f"'{word}' ({pl}{side}, layer {layer})", fontsize=10)
@@ -363,3 +339,17 @@ def plot_five_words(
         f"({'; '.join(names)}).",
     )
     return fig
+
+
+def _outlined(ax, points, kind: str, marker: str, size: float) -> None:
+    """The shared words' points of one kind and sentence: its colour, the sentence's marker, a thin black outline."""
+    ax.scatter(
+        *points.T,
+        color=KIND_COLOURS[kind],
+        marker=marker,
+        s=size,
+        edgecolors="black",
+        linewidths=0.4,
+        alpha=0.85,
+        zorder=3,
+    )
