@@ -16,10 +16,10 @@ import numpy as np
 import pandas as pd
 from matplotlib.colors import LogNorm
 
+import course_utils.views.style as style
 from course_utils.core.places import HEAD_KINDS, VECTOR_KINDS, layer_of, trace_key
 from course_utils.measures.probing import five_projection, key_vectors, order_gaps, shared_mask
 from course_utils.measures.similarity import cosine_matrix
-from course_utils.views import style
 from course_utils.views.heatmaps import heatmap
 from course_utils.views.style import KIND_COLOURS, describe
 
