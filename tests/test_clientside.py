@@ -153,6 +153,9 @@ def test_bundles_say_plainly_what_they_are(traces, view):
     assert "<" not in text and "object" not in text and "Chart" not in text  # a sentence, never a repr
     assert repr(view) == text
     assert view.nbytes < 60_000  # 3 sentences; both outputs together
+    # a screen reader: the spec's description (vega-embed's aria-label of the drawing) and the div's label say it too
+    assert view.spec["description"] == text
+    assert f'role="figure" aria-label="{text}"' in second["text/html"]
 
 
 def test_view_html_loads_local_files_then_the_cdn():

@@ -51,6 +51,7 @@ as one TSV string, which keeps a view small (`ClientSideView.nbytes`: 52 kB for 
 from __future__ import annotations
 
 import hashlib
+import html
 import json
 
 import altair as alt
@@ -84,7 +85,10 @@ def view_html(spec: dict) -> str:
     vid = view_id(spec)
     # "</" cannot appear inside a script element: escape it in the JSON (valid JSON either way)
     js = loader_script(vid, spec_json(spec).replace("</", "<\\/"))
-    return f'<div id="{vid}" class="qkv-clientside"></div>\n<script type="text/javascript">\n{js}\n</script>'
+    # a screen reader announces the view by its description (vega-embed also labels the drawing with it)
+    label = html.escape(spec.get("description", ""), quote=True)
+    div = f'<div id="{vid}" class="qkv-clientside" role="figure" aria-label="{label}"></div>'
+    return f'{div}\n<script type="text/javascript">\n{js}\n</script>'
 
 
 class ClientSideView:
@@ -94,7 +98,7 @@ class ClientSideView:
     """
 
     def __init__(self, spec: dict, description: str):
-        self.spec = spec
+        self.spec = {**spec, "description": description}  # Vega-Lite's description: the drawing's aria-label
         self.description = description
 
     @property
