@@ -1,13 +1,14 @@
 # Two commands for learners and instructors:
 #   make lab   - create .venv, install the pinned dependencies, open JupyterLab on notebooks/
-#   make test  - the same install if needed, then the whole test suite incl. pytest --nbval
+#   make test  - the same install if needed, then lint, the fast tests and strict nbval over every notebook
+#                (make test-all adds the slow tier: every retrain, the browser tests, the second kernel path)
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 NB     ?= notebooks/*.ipynb
 
-.PHONY: install lab test test-portable lint test-fast nbval execute html site bench models clean test-compat launch-links
+.PHONY: install lab test test-all test-slow test-portable lint test-fast nbval execute html site bench models clean test-compat launch-links
 
 install: $(STAMP)
 
@@ -21,35 +22,55 @@ $(STAMP): requirements.txt requirements-dev.txt requirements.lock pyproject.toml
 lab: install
 	$(VENV)/bin/jupyter lab --notebook-dir=notebooks --ip=127.0.0.1 $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-# Lint, then unit/property/browser tests and strict nbval over every notebook (outputs must match the committed
-# ones) in one pytest run on $(WORKERS) processes (pytest-xdist; --dist loadfile: each file on one worker, so each
-# notebook in one kernel; the minute-long widget drives and model retrains are split over several files for it).
+# The tiers (pytest markers, registered in pyproject.toml; CONTRIBUTING.md says which tier proves what):
+#   make test          lint, then every test that is neither `slow` nor `browser` (unit, property, exercise checkers,
+#                      one retrain per model kind) and strict nbval over every notebook (outputs must match the
+#                      committed ones): what an instructor runs, about 4 minutes on 2 cores
+#   make test-all      make test, then the slow tier: test-slow and test-portable (.ci/run runs the same)
+#   make test-slow     the `slow` and `browser` tests that are not `portable`: the widget drives, the HTML export, the
+#                      site and JupyterLab in headless Chromium, the wheel
+#   make test-portable every `portable` test (the slow ones too: every shipped seed retrained) and strict nbval again,
+#                      on the second CPU kernel path (below)
+#   make test-fast     make test without nbval and without lint (the quick loop while editing course_utils)
+# A slow float-sensitive test (a retrain of seeds 1-4) runs once in the slow tier, on the second kernel path; make test
+# retrains each kind's seed 0 on the default path. `make test-slow SLOW="slow or browser"` also runs the slow
+# float-sensitive tests on the default path (about 2 minutes more).
+# One pytest run on $(WORKERS) processes (pytest-xdist, --dist loadfile): each file on one worker, so a notebook's
+# nbval cells run in its one kernel and a file's module fixtures are built once. Not --dist loadgroup: with pytest
+# 9.2 and pytest-xdist 3.8.0 it ignores every xdist_group mark (xdist writes the group into item._nodeid, which
+# pytest 9.2 no longer reads: pytest-xdist issue #1386), so it would spread a notebook's cells over two kernels.
 WORKERS ?= 2
+XDIST   := -n $(WORKERS) --dist loadfile
+FAST    := not slow and not browser
+SLOW    := (slow or browser) and not portable
 # Strict nbval with no --nbval-sanitize-with file: no output needs sanitizing. The only ignored outputs are cells
 # tagged "nbval-ignore-output" (widgets), each with its reason in metadata (tests/test_notebook_hygiene.py).
 NBVAL   := --nbval --nbval-current-env --nbval-cell-timeout=120 -p no:randomly
+test: install lint
+	$(PY) -m pytest $(XDIST) $(NBVAL) -m "$(FAST)" tests notebooks
+
+test-all: test test-slow test-portable
+
 # The pinned npm files (vega, MathJax's neighbours, the widget manager) the browser tests load: fetched once into
 # build/npm/ with `npm pack`, checked against their sha512, then reused (nothing is fetched when notebooks run).
-test: install lint
+test-slow: install
 	$(PY) tools/export_html.py --fetch-only
-	$(PY) -m pytest -n $(WORKERS) --dist loadfile $(NBVAL) tests notebooks
+	$(PY) -m pytest $(XDIST) -p no:randomly -m "$(SLOW)" tests
 
 # The float-sensitive part of the suite again, on a second CPU kernel path (PyTorch's portable "default" kernels
-# instead of AVX2/AVX-512, MKL in its compatible mode, one thread): strict nbval over every notebook, the retrain
-# and snapshot tests, the MiniLM parity tests and the widget-choice runs. Committed outputs must not depend on the
-# kernels, and this is how one machine checks it (.ci/run runs it after `make test`).
-PORTABLE       := ATEN_CPU_CAPABILITY=default MKL_CBWR=COMPATIBLE OMP_NUM_THREADS=1 COURSE_KERNEL_PATH=default
-FLOAT_SENSITIVE := tests/test_kernel_path.py $(wildcard tests/test_shipped_models*.py) tests/test_training_in_the_open.py \
-                   tests/test_probing.py tests/test_pretrained.py $(wildcard tests/test_widget_choices*.py)
+# instead of AVX2/AVX-512, MKL in its compatible mode, one thread): strict nbval over every notebook and every test
+# marked `portable` (every retrain and snapshot test, the MiniLM parity tests, ...). Committed
+# outputs must not depend on the kernels, and this is how one machine checks it (part of the slow tier).
+PORTABLE := ATEN_CPU_CAPABILITY=default MKL_CBWR=COMPATIBLE OMP_NUM_THREADS=1 COURSE_KERNEL_PATH=default
 test-portable: install
-	$(PORTABLE) $(PY) -m pytest -n $(WORKERS) --dist loadfile $(NBVAL) $(FLOAT_SENSITIVE) notebooks
+	$(PORTABLE) $(PY) -m pytest $(XDIST) $(NBVAL) -m portable tests notebooks
 
 lint: install
 	$(VENV)/bin/ruff check
 	$(VENV)/bin/ruff format --check
 
 test-fast: install
-	$(PY) -m pytest tests -x -q
+	$(PY) -m pytest $(XDIST) -p no:randomly -m "$(FAST)" -x -q tests
 
 nbval: install
 	$(PY) -m pytest $(NBVAL) $(NB)

@@ -4,7 +4,9 @@
   notebooks do (course_utils/core/precision.py), both restored at the end;
 * the standard course model is trained ONCE per session (`course`) and shared;
 * figures worth reading (e.g. held-out exact match) are collected in `report` and printed
-  in pytest's terminal summary.
+  in pytest's terminal summary;
+* the tiers (pytest_collection_modifyitems below): a test that uses the `browser` fixture is marked `browser` (the
+  slow tier), a strict-nbval cell `portable` (run again on the second kernel path by `make test-portable`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,15 @@ from course_utils.core.model import build_model
 from course_utils.core.precision import course_precision
 from course_utils.measures.attention_stats import trace_pairs
 from course_utils.training.zoo import course_model, load_standard_model
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if "browser" in getattr(item, "fixturenames", ()) and not item.get_closest_marker("browser"):
+            item.add_marker(pytest.mark.browser)  # needs Chromium: the slow tier
+        if item.path.suffix == ".ipynb":  # an nbval cell: strict nbval runs again on the second kernel path
+            item.add_marker(pytest.mark.portable)
 
 
 @pytest.fixture(scope="session", autouse=True)

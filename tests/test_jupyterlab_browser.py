@@ -49,6 +49,9 @@ try:
 except ImportError:  # no playwright: the shared `browser` fixture skips (or fails under CI=1) before any wait
     PlaywrightTimeout = TimeoutError
 
+# the slow tier (make test-all): JupyterLab in Chromium, about a minute
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = REPO / "notebooks"
 NB09 = "09_heads_and_the_query_analogy.ipynb"

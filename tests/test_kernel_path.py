@@ -9,6 +9,8 @@ import os
 import pytest
 import torch
 
+pytestmark = pytest.mark.portable  # only meaningful on the second CPU kernel path (make test-portable)
+
 
 def test_the_requested_kernel_path_is_the_one_running():
     wanted = os.environ.get("COURSE_KERNEL_PATH")

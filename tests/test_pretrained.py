@@ -39,6 +39,8 @@ from course_utils.measures.weight_maps import head_bilinear
 from course_utils.trace.pretrained import record_sentences, trace_sentence
 from course_utils.trace.tracing import Trace
 
+pytestmark = pytest.mark.portable  # float-sensitive: also run on the second CPU kernel path (make test-portable)
+
 # Sentences of different lengths, so the batch is padded (3 to 13 tokens).
 SENTENCES = [
     "we want to eat apple",

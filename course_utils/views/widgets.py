@@ -20,16 +20,14 @@ learner; any other exception (numpy's "all input arrays must have the same shape
 as one line (HTML with normal word wrapping, plus a text/plain form), never a traceback; `render` returns the
 message, a `Message` (a str) whose `.deliberate` says which it was.
 
-Driving: every ui `interactive_plot` builds is recorded (`built()`, `clear_built()`); `drive(ui)` shows every
-combination of its controls' values, or a pairwise-covering set of them when there are many, and `drive_all()`
-fails on each accidental message (tests/widget_choices.py runs it after every notebook with a widget).
+Testing: the tests drive each notebook's widget over every choice (tests/widget_driver.py, in the test process);
+this module keeps no record of the widgets it builds.
 """
 
 from __future__ import annotations
 
 import html
 import io
-import itertools
 from collections import OrderedDict
 from contextlib import contextmanager
 
@@ -41,16 +39,13 @@ from matplotlib.figure import Figure
 from course_utils.core.errors import CourseInputError
 
 CACHE_SIZE = 64  # views kept per widget (a PNG is ~30-80 kB)
-MAX_VIEWS = 48  # drive(): every combination up to this many, else a pairwise-covering set
-UNKNOWN_WORD = "qqq"  # drive(): a word no vocabulary holds, typed into each text box
-_BUILT: list = []  # every ui interactive_plot built since the last clear_built()
 
 
 class Message(str):
     """The one-line message a widget shows instead of a view; `.deliberate` is True for a CourseInputError (the
     course's own words) and False for any other exception (an accident: words from numpy, torch, ...).
 
-    Used by render and drive, for the widgets of notebooks 06 §5, 08, 09 §5 and 10 §4.
+    Used by render, for the widgets of notebooks 06 §5, 08, 09 §5 and 10 §4.
     """
 
     deliberate: bool
@@ -177,7 +172,7 @@ def interactive_plot(plot_fn, controls: dict, *, cache: bool = True) -> widgets.
 
     @contextmanager
     def hold():
-        """Change several controls, then draw once (drive() uses it: no view of a half-changed choice)."""
+        """Change several controls, then draw once (no view of a half-changed choice; the tests' drive uses it)."""
         state["held"] = True
         try:
             yield
@@ -186,13 +181,12 @@ def interactive_plot(plot_fn, controls: dict, *, cache: bool = True) -> widgets.
         update()
 
     ui = CourseWidget([controls_box(list(controls.values())), out])
-    # plain attributes, not traits: for tests, benchmarks/bench_notebooks.py, drive() and learners
+    # plain attributes, not traits: for tests (tests/widget_driver.py), benchmarks/bench_notebooks.py and learners
     ui.controls, ui.output, ui.message, ui.hold = controls, out, None, hold
     ui.clear_cache = views.clear if views is not None else (lambda: None)
     for w in controls.values():
         w.observe(update, names="value")
     update()
-    _BUILT.append(ui)
     return ui
 
 
@@ -235,156 +229,3 @@ def slider(lo: int, hi: int, value: int | None = None, description: str = "") ->
     return widgets.IntSlider(
         min=lo, max=hi, value=lo if value is None else value, continuous_update=False, **_labelled(description)
     )  # fmt: skip
-
-
-def choice(options, value=None, description: str = "") -> widgets.ToggleButtons:
-    """A row of buttons, one per option: for a few discrete choices (a slider shows no labels for them).
-
-    Used by tests/test_widgets.py only; no notebook widget uses it (06 §5, 08, 09 §5, 10 §4 use dropdown, slider).
-    """
-    options = list(options)
-    kw = _labelled(description)
-    kw["style"]["button_width"] = "auto"
-    return widgets.ToggleButtons(options=options, value=options[0] if value is None else value, **kw)
-
-
-# ---- driving every widget over its choices (tests/widget_choices.py) ----
-def built() -> list:
-    """The uis interactive_plot built since the last clear_built(), oldest first.
-
-    Used by drive_all, which tests/widget_choices.py runs after notebooks 06, 08, 09 and 10.
-    """
-    return list(_BUILT)
-
-
-def clear_built() -> None:
-    """Forget the uis built so far: built() and drive_all() then see only the ones built after this call.
-
-    Used by tests/test_widgets.py only, never by a notebook (their widgets: 06 §5, 08, 09 §5, 10 §4).
-    """
-    _BUILT.clear()
-
-
-def control_values(w) -> list:
-    """The values drive() sets a control to: its options, a slider's every step (a float slider: min, middle,
-    max), a multiple selection's non-empty subsets (singletons and pairs when more than 4 options), a text box's
-    value, "" and an unknown word. The control's current value comes first.
-
-    Used by view_choices, for tests/widget_choices.py's drive of notebooks 06, 08, 09 and 10.
-    """
-    if isinstance(w, widgets.SelectMultiple):
-        opts = list(w._options_values)
-        sizes = range(1, len(opts) + 1) if len(opts) <= 4 else (1, 2)
-        values = [tuple(c) for k in sizes for c in itertools.combinations(opts, k)]
-    elif isinstance(w, widgets.Text):  # also Combobox
-        values = [w.value, "", UNKNOWN_WORD]
-    elif hasattr(w, "_options_values"):  # Dropdown, ToggleButtons, Select, SelectionSlider, RadioButtons
-        values = list(w._options_values)
-    elif isinstance(w, widgets.IntSlider):
-        values = list(range(w.min, w.max + 1, w.step or 1))
-    elif isinstance(w, widgets.FloatSlider):
-        values = [w.min, (w.min + w.max) / 2, w.max]
-    elif isinstance(w, (widgets.Checkbox, widgets.ToggleButton)):
-        values = [False, True]
-    else:
-        values = []
-    return [w.value] + [v for v in dict.fromkeys(values) if v != w.value]
-
-
-def pairwise(values: list[list]) -> list[tuple]:
-    """Rows (one value per list) in which every pair of values of every two lists appears at least once.
-    Greedy and deterministic; the first row is every list's first value.
-
-    Used by view_choices when a widget has too many combinations (notebooks 06 §5, 08: many controls).
-    """
-    n = len(values)
-    if n == 0 or any(not v for v in values):
-        return []
-    if n == 1:
-        return [(v,) for v in values[0]]
-    pairs = {
-        (i, a, j, b)
-        for i, j in itertools.combinations(range(n), 2)
-        for a in range(len(values[i]))
-        for b in range(len(values[j]))
-    }
-    rows = []
-    row = [0] * n
-    while True:
-        covered = {(i, row[i], j, row[j]) for i, j in itertools.combinations(range(n), 2)}
-        pairs -= covered
-        rows.append(tuple(values[k][row[k]] for k in range(n)))
-        if not pairs:
-            return rows
-        i, a, j, b = min(pairs)  # an uncovered pair starts the next row; each other value covers the most
-        row = [None] * n
-        row[i], row[j] = a, b
-        for k in range(n):
-            if row[k] is None:
-                row[k] = max(range(len(values[k])), key=lambda c, k=k: (_gain(pairs, row, k, c), -c))
-
-
-def _gain(pairs: set, row: list, k: int, c: int) -> int:
-    """How many uncovered pairs value c of list k would cover together with the values already in the row."""
-    return sum(
-        ((k, c, m, row[m]) if k < m else (m, row[m], k, c)) in pairs
-        for m in range(len(row))
-        if m != k and row[m] is not None
-    )
-
-
-def view_choices(ui, max_views: int = MAX_VIEWS) -> list[dict]:
-    """The choices drive() shows: every combination when there are at most max_views, else a pairwise-covering
-    set. The first is the current (default) view.
-
-    Used by drive, for tests/widget_choices.py's drive of notebooks 06, 08, 09 and 10.
-    """
-    names = list(ui.controls)
-    values = [control_values(ui.controls[n]) for n in names]
-    total = 1
-    for v in values:
-        total *= len(v)
-    rows = itertools.product(*values) if total <= max_views else pairwise(values)
-    return [dict(zip(names, row)) for row in rows]
-
-
-def drive(ui, max_views: int = MAX_VIEWS) -> list[tuple[dict, Message | None, bool | None]]:
-    """Show every view of view_choices(ui) by setting the controls (all of them, then one draw) and return
-    [(choices, message or None, deliberate or None)]. The controls are set back to their values afterwards.
-
-    Used by drive_all, for tests/widget_choices.py's drive of notebooks 06, 08, 09 and 10.
-    """
-    defaults = {name: w.value for name, w in ui.controls.items()}
-    results = []
-    try:
-        for choices in view_choices(ui, max_views):
-            with ui.hold():
-                for name, value in choices.items():
-                    ui.controls[name].value = value
-            message = ui.message
-            results.append((choices, message, None if message is None else message.deliberate))
-    finally:
-        with ui.hold():
-            for name, value in defaults.items():
-                ui.controls[name].value = value
-    return results
-
-
-def drive_all(max_views: int = MAX_VIEWS) -> list[list[tuple]]:
-    """drive() every ui built since clear_built(); raises AssertionError naming each accidental message and the
-    choices that gave it. Returns each ui's results.
-
-    Used by tests/widget_choices.py after each notebook with a widget (06, 08, 09, 10).
-    """
-    everything, accidents = [], []
-    for k, ui in enumerate(built()):
-        results = drive(ui, max_views)
-        everything.append(results)
-        accidents += [
-            f"widget {k} {choices}: {message}" for choices, message, deliberate in results if deliberate is False
-        ]
-    if accidents:
-        raise AssertionError(
-            f"{len(accidents)} accidental message(s), not worded by the course:\n" + "\n".join(accidents)
-        )
-    return everything
