@@ -425,10 +425,12 @@ def _notebook_definitions() -> dict:
     )
     tree = ast.parse(src)
     tree.body = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+    import course_utils.core as core  # the notebook imports the core layer as a namespace
     from course_utils.core.data import encode_source, encode_target
     from course_utils.trace.tracing import patch
 
-    namespace = {"torch": torch, "encode_source": encode_source, "encode_target": encode_target, "patch": patch}
+    namespace = {"torch": torch, "core": core, "encode_source": encode_source, "encode_target": encode_target}
+    namespace["patch"] = patch
     exec(compile(tree, "notebook 06", "exec"), namespace)
     return namespace
 

@@ -43,7 +43,10 @@ FIRST = [(name, seeds[0]) for name, (_, seeds) in STANDARD_MODELS.items()]  # on
 # epoch more moves its weights by 4.9e-3, ten times the tolerance (tests/test_shipped_models.py).
 # Their per-epoch losses are compared within CHAOTIC_LOSS_RTOL: the largest relative difference measured is 1.4e-4
 # (saturated seed 3, epoch 28: 0.0024381 shipped vs 0.0024384 retrained on an AVX-512 CPU), ten times that is 1e-3.
-CHAOTIC_ATOL = {"saturated": 5e-2, ("blog", 1): 5e-4}
+# Seed 3 of the one-map blog model ("blog_tied", notebook 03's B13) ends with loss spikes too (final loss 0.064, the
+# others 0.002-0.03): AVX2 vs the portable kernels differ by 1.46e-5 in its weights after 30 epochs, measured once;
+# it gets the blog seed's 5e-4 (about 34 times that) and the same exact checks.
+CHAOTIC_ATOL = {"saturated": 5e-2, ("blog", 1): 5e-4, ("blog_tied", 3): 5e-4}
 CHAOTIC_LOSS_RTOL = 1e-3
 
 
