@@ -10,6 +10,9 @@
 - Links to headings (#anchors, in this notebook or another) resolve; every section of the Evidence part is
   linked from the main line.
 - Lesson prose and lesson code comments carry no tooling words (test runners, CPU kernels, float bits).
+- The main line speaks to a learner, not to a judge: no claim IDs (B1, F4, ...) and no verdict vocabulary in its
+  markdown, code or text outputs, and at most MAX_ASSERTS asserts (checks of what the learner just computed);
+  the verdicts and the asserts behind the lesson's numbers live in the Evidence part.
 """
 
 import re
@@ -26,6 +29,13 @@ EVIDENCE = re.compile(r"^#{1,3} .*\bEvidence\b", re.M)
 SOLUTIONS = re.compile(r"## Solutions\b")  # the worked solutions, after the Evidence part
 HEADING = re.compile(r"^(#{1,6}) +(.+?) *$", re.M)
 FENCE = re.compile(r"^```.*?^```", re.M | re.S)
+CLAIM_ID = re.compile(r"\b[BF]\d{1,2}\b")
+VERDICT_WORDS = re.compile(
+    r"\bverdicts?\b|\bborderline\b|seed[- ]dependent|by construction|\bmargins?\b|\bcut-?offs?\b|\b\d/5\b"
+    r"|\bstrictly\b|\bpractically\b",
+    re.I,
+)
+MAX_ASSERTS = 5
 TOOLING = re.compile(r"nbval|pytest|\btests/|float bits|kernel path|\bAVX|NBVAL|ATEN_|MKL_", re.I)
 
 
@@ -214,6 +224,52 @@ def test_lessons_carry_no_tooling_words(notebook):
         else:
             m = TOOLING.search("\n".join(line for line in c.source.splitlines() if "#" in line))
         assert not m, f"{path.name} cell {i}: tooling word {m.group(0)!r} in the lesson"
+
+
+def seen(cell) -> str:
+    """What a reader of the cell sees: its source and, for code, its text outputs."""
+    parts = [cell.source]
+    for o in cell.get("outputs", []) if cell.cell_type == "code" else []:
+        parts.append(o.get("text", ""))
+        parts += [o.get("data", {}).get(k, "") for k in ("text/plain", "text/html", "text/markdown")]
+    return "\n".join(p if isinstance(p, str) else "".join(p) for p in parts)
+
+
+def judge_talk(main) -> list[str]:
+    """Where a main line talks like a judge: claim IDs, verdict words, more than MAX_ASSERTS asserts."""
+    found = []
+    for i, c in enumerate(main):
+        text = seen(c)
+        found += [f"cell {i}: claim ID {m.group(0)!r}" for m in CLAIM_ID.finditer(text)]
+        found += [f"cell {i}: verdict word {m.group(0)!r}" for m in VERDICT_WORDS.finditer(text)]
+    n = sum(
+        line.lstrip().startswith("assert ") for c in main if c.cell_type == "code" for line in c.source.splitlines()
+    )
+    if n > MAX_ASSERTS:
+        found.append(f"{n} asserts (at most {MAX_ASSERTS}: the checks behind the lesson belong in the Evidence part)")
+    return found
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_main_line_speaks_to_a_learner(path):
+    found = judge_talk(split(read(path))[0])
+    assert not found, f"{path.name}: the main line talks like a judge: " + "; ".join(found[:8])
+
+
+def test_the_learner_rules_see_a_broken_copy():
+    md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
+    good = [md("# 99 — x"), code("x = 1\nassert x == 1"), md("## Summary\n\nThe query asks; the keys answer.")]
+    assert judge_talk(good) == []
+    out = code("print(v)")
+    out.outputs = [nbformat.v4.new_output("stream", name="stdout", text="holds, 5/5 seeds\n")]
+    for bad in (
+        md("The blog's claim B3 is about keys."),
+        md("The verdict is borderline."),
+        md("Seed-dependent: it holds by construction."),
+        out,
+        code("\n".join(["assert True"] * (MAX_ASSERTS + 1))),
+    ):
+        assert judge_talk(good + [bad]), bad.source
 
 
 def test_the_checks_see_a_bad_notebook():
