@@ -1,34 +1,16 @@
 """One checker framework for every exercise: an exercise is a short spec, `Exercise(...)`, and `spec.check(answer)`.
 
 A function exercise calls the learner's function and the reference on the same cases and compares the results
-(tolerance, shape, dtype); a value exercise (no `cases`) compares one value with the reference (a dict key by key,
-a word in lower case). The first thing that is not right gives ONE line, never a traceback:
+(tolerance, shape, dtype); a value exercise (no `cases`) compares one value. The first thing that is not right gives
+ONE line, never a traceback: "✍ Not answered yet: <todo>" (None, a NotImplementedError body, a function returning
+None); "❌ Not yet: <hint>" (an error the learner's code raised, a wrong type, shape or dtype, the first listed
+`Mistake` the answer matches, else `otherwise`); "✅ <success>". `forbid` names what the learner's source may not
+use (one static check, `uses`); `check_choice` is a multiple choice, `compared` a prediction that is not graded.
+Tests parametrize over `SPEC.mistakes`: `SPEC.check(learner(m.gives))` prints `m.hint`. A complete spec:
 
-    ✍ Not answered yet: <todo>        None, a body that raises NotImplementedError, a function returning None
-    ❌ Not yet: <name> raised E: ...  (or on_error's hint), a wrong type, a wrong shape or dtype,
-    ❌ Not yet: <hint>                 the first listed Mistake the answer matches, else `otherwise`
-    ✅ <success>
-
-A complete small spec (the notebook calls `ex.check_double(my_double)`):
-
-    DOUBLE = Exercise(
-        name="my_double",
-        todo="write the body of my_double(x), then re-run this cell.",
-        success="my_double(x) = 2 x on every case.",
-        reference=lambda x: 2 * x,
-        cases=[("a vector", (torch.tensor([1.0, -2.0]),)), ("a matrix", (torch.ones(2, 3),))],
-        mistakes=(
-            Mistake("that is x squared; double it: 2 * x.", gives=lambda x: x * x),  # a value exercise: the value
-            Mistake("the result is all zeros.", when=lambda got, x: not got.any()),  # a predicate on the result
-        ),
-        forbid=("course_utils", "double_it"),  # names (or package roots) the learner's source may not use
-        forbid_hint="write it yourself with *.",
-    )
-    check_double = DOUBLE.check
-
-A True/False prediction is a value exercise with a bool reference, a multiple choice `check_choice`, a prediction that
-is not graded `compared`; a spec whose numbers come from the notebook is built inside its checker. Tests parametrize over
-`SPEC.mistakes`: `SPEC.check(learner(m.gives))` prints `m.hint` (`learner` hides code from the static check).
+    DOUBLE = Exercise(name="my_double", success="my_double(x) = 2 x on every case.", reference=lambda x: 2 * x,
+                      cases=[("a vector", (torch.tensor([1.0, -2.0]),))], forbid=("course_utils",),
+                      mistakes=(Mistake("that is x squared; double it: 2 * x.", gives=lambda x: x * x),))
 """
 
 from __future__ import annotations
@@ -51,30 +33,24 @@ WRONG_TYPE = (TypeError, ValueError, RuntimeError, IndexError, AttributeError)  
 
 
 def feedback(ok: bool, success: str, hint: str) -> bool:
-    """Print ✅ success or ❌ hint and return ok (every checker). Used by the checkers of notebooks 01-10."""
+    """Print ✅ success or ❌ hint and return ok (every checker)."""
     print(("✅ " + success) if ok else (NOT_YET + hint))
     return bool(ok)
 
 
-def not_answered(what: str) -> bool:
-    """Print "✍ Not answered yet: " + what (what to do to answer) and return False. Used by the checkers of notebooks 01-10."""
-    print(NOT_ANSWERED + what)
-    return False
-
-
 def short(x) -> str:
-    """A learner's value on one line (the wrong-type line): its type and at most 60 characters of repr. Used by the checkers of notebooks 01-10."""
+    """A learner's value on one line (the wrong-type line): its type and at most 60 characters of repr."""
     text = " ".join(repr(x).split())
     return f"{type(x).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
 
 
 def first_line(exc: Exception) -> str:
-    """An error's message, its first line only: the checker's reply stays one line. Used by the checkers of notebooks 01-10."""
+    """An error's message, its first line only: the checker's reply stays one line."""
     return (str(exc).strip().splitlines() or [""])[0]
 
 
 def number(x) -> float:
-    """x as one finite float (a 0-d tensor or array too); TypeError for a string, a bool, several numbers, nan. Used by the checkers of notebooks 01-10."""
+    """x as one finite float (a 0-d tensor or array too); TypeError for a string, a bool, several numbers, nan."""
     if isinstance(x, (str, bytes, bool, np.bool_)) or np.ndim(x) != 0:
         raise TypeError("not one number")
     value = float(x.detach() if isinstance(x, torch.Tensor) else x)  # a loss tensor too, without a warning
@@ -84,7 +60,7 @@ def number(x) -> float:
 
 
 def whole(x) -> int:
-    """x as an int when it is one whole number (5, 5.0, a 0-d tensor); TypeError otherwise. Used by the checkers of notebooks 01-10."""
+    """x as an int when it is one whole number (5, 5.0, a 0-d tensor); TypeError otherwise."""
     value = number(x)
     if not value.is_integer():
         raise TypeError("not whole")
@@ -93,7 +69,7 @@ def whole(x) -> int:
 
 def like(got, want):
     """The learner's result as the reference's kind (tensor, array, bool, number, tuple, lower-case word, dict with the
-    same keys); raises one of WRONG_TYPE when it cannot be. Every Exercise's default `convert`. Used by the checkers of notebooks 01-10."""
+    same keys); raises one of WRONG_TYPE when it cannot be. Every Exercise's default `convert`."""
     if isinstance(want, torch.Tensor):
         if isinstance(got, (str, bytes)):
             raise TypeError("a string")
@@ -122,7 +98,7 @@ def like(got, want):
 
 
 def wrong_shape(got, want) -> str | None:
-    """'has shape …; the answer has shape …' (or a dtype line) when a tensor or array does not fit the reference. Used by the checkers of notebooks 01-10."""
+    """'has shape …; the answer has shape …' (or a dtype line) when a tensor or array does not fit the reference."""
     if not isinstance(want, (torch.Tensor, np.ndarray)):
         return None
     if tuple(got.shape) != tuple(want.shape):
@@ -134,7 +110,7 @@ def wrong_shape(got, want) -> str | None:
 
 
 def close(got, want, atol: float = 1e-6, rtol: float = 1e-5) -> bool:
-    """got equals want within atol + rtol·|want| (tensors, arrays, numbers, tuples and dicts of them); == otherwise. Used by the checkers of notebooks 01-10."""
+    """got equals want within atol + rtol·|want| (tensors, arrays, numbers, tuples and dicts of them); == otherwise."""
     try:
         if isinstance(want, torch.Tensor):
             if not want.dtype.is_floating_point:
@@ -156,7 +132,7 @@ def close(got, want, atol: float = 1e-6, rtol: float = 1e-5) -> bool:
 def uses(fn, forbid) -> str | None:
     """The first name in fn's code (or its own helpers') that `forbid` refuses, as written ('torch', 'norm (in _my_norm)'),
     or None: a name in forbid or under a forbidden package root, an alias of one, or an object from a forbidden package;
-    "for" refuses a Python loop. One static check: nothing is watched running. Used by the checkers of notebooks 01-10."""
+    "for" refuses a Python loop. One static check: nothing is watched running."""
     forbid = set(forbid)
     while isinstance(fn, functools.partial):
         fn = fn.func
@@ -219,7 +195,7 @@ def _refused(obj, name: str, forbid) -> bool:
 @dataclass(frozen=True)
 class Mistake:
     """A typical mistake and its hint: `gives` computes the wrong answer on a case's arguments (a value exercise: the
-    wrong value), or `when(got, *args)` is true for the learner's converted result. Used by the checkers of notebooks 01-10."""
+    wrong value), or `when(got, *args)` is true for the learner's converted result."""
 
     hint: str
     gives: Any = None
@@ -227,17 +203,13 @@ class Mistake:
 
 
 class learner:  # a class: its objects have no code for `uses` to read
-    """fn as a callable with no code for `uses` to read: how tests hand a reference or a Mistake's `gives` to a checker. Used by the tests of notebooks 01-10."""
+    """fn as a callable with no code for `uses` to read: how tests hand a reference or a Mistake's `gives` to a checker."""
 
     def __init__(self, fn):
         self.fn = fn
 
     def __call__(self, *args, **kwargs):
         return self.fn(*args, **kwargs)
-
-
-def _call(f, args):
-    return f(*args)
 
 
 def _fresh(args) -> tuple:
@@ -247,7 +219,7 @@ def _fresh(args) -> tuple:
 
 @dataclass(frozen=True)
 class Exercise:
-    """An exercise's spec (see the module docstring): `check(answer)` prints one line and returns True or False. Used by the checkers of notebooks 01-10."""
+    """An exercise's spec (see the module docstring): `check(answer)` prints one line and returns True or False."""
 
     success: str  # the ✅ line
     reference: Any  # the right function (cases given) or the right value
@@ -263,7 +235,7 @@ class Exercise:
     compare: Callable | None = None  # (got, want) -> bool; default `close` with atol, rtol
     atol: float = 1e-6
     rtol: float = 1e-5
-    run: Callable = _call  # run(f, args): how the learner's function (and the reference, the mistakes) is called
+    run: Callable = lambda f, args: f(*args)  # noqa: E731 - how the learner's function (and the others) is called
     on_error: Callable | None = None  # (exception, args) -> a hint line for an error the learner's code raised, or None
     # (torch raises NotImplementedError for some wrong calls: on_error's hint is given before the ✍ line)
 
@@ -345,9 +317,10 @@ def output_of(got, want):
 
 def check_choice(answer, right, hints: dict, *, todo: str, success: str) -> bool:
     """A multiple choice among the keys of hints, {choice: its line when wrongly chosen}: None, '', '?' or ... is not
-    answered; a string is compared ignoring case, spaces and hyphens ('Torch default' is 'torch_default'). Used by the checkers of notebooks 01-10."""
+    answered; a string is compared ignoring case, spaces and hyphens ('Torch default' is 'torch_default')."""
     if answer is None or answer is Ellipsis or (isinstance(answer, str) and answer.strip() in ("", "?")):
-        return not_answered(todo)
+        print(NOT_ANSWERED + todo)
+        return False
     by_key = {_key(c): c for c in hints}
     if not isinstance(answer, str) or _key(answer) not in by_key:
         return feedback(False, "", f"answer one of {', '.join(map(repr, hints))}; got {short(answer)}.")
@@ -357,7 +330,7 @@ def check_choice(answer, right, hints: dict, *, todo: str, success: str) -> bool
 
 def compared(prediction, truth) -> str:
     """A prediction compared, not graded: 'You made no prediction.', 'Your prediction was right.' or 'You predicted …'.
-    Words ignore case and spaces, '1' is 1, a list or set is compared as a set. Used by the checkers of notebooks 01-10."""
+    Words ignore case and spaces, '1' is 1, a list or set is compared as a set."""
     if prediction is None:
         return "You made no prediction."
     return "Your prediction was right." if _plain(prediction) == _plain(truth) else f"You predicted {prediction!r}."
