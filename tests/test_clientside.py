@@ -384,6 +384,17 @@ def test_attention_view_on_a_pretrained_encoders_traces(minilm_traces):
     assert json.dumps(again.bundles()) == json.dumps(view.bundles())  # deterministic
 
 
+def test_a_choice_of_one_gets_no_buttons(minilm_traces):
+    """Notebook 10's one place (an encoder has no other): hide_single leaves it unbound, named in the title only."""
+    view = attention_view(minilm_traces, places=("encoder self",), defaults={"layer": 0, "head": 2}, hide_single=True)
+    p = params(view.spec)
+    assert p["place"] == {"name": "place", "value": 0} and "bind" in p["layer"] and "bind" in p["sentence"]
+    assert "1 place" not in view.description and "2 sentences × 6 layers × 12 heads" in view.description
+    assert "optionLabels.place[place]" in view.spec["title"]["text"]["expr"]  # the title still names the place
+    one = attention_view(dict(list(minilm_traces.items())[:1]), places=("encoder self",), hide_single=True)
+    assert "bind" not in params(one.spec)["sentence"] and "bind" in params(one.spec)["head"]  # heads: panels stay
+
+
 def test_attention_view_refuses_unknown_places_and_defaults(traces):
     with pytest.raises(ValueError, match="places"):
         attention_view(traces, places=("encoder cross",))

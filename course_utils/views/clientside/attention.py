@@ -27,10 +27,14 @@ def choices_text(**controls) -> str:
 # ---- the attention heatmap (views.heatmaps.plot_attention) for every sentence, place, layer and head ----
 
 
-def attention_heatmaps(traces: dict, places, *, title: str, defaults, decimals: int) -> ClientSideView:
+def attention_heatmaps(
+    traces: dict, places, *, title: str, defaults, decimals: int, hide_single: bool = False
+) -> ClientSideView:
     """The one attention-view builder behind attention_view and seed_attention_view. `traces`: {"controls":
     {name: options} of the leading controls (sentence, or sentence and seed), "traces": {(option index per leading
     control): Trace}}; place, layer and head (panels) follow.
+
+    `hide_single`: a control with one option (one sentence, one place) gets no buttons (heatmap_view's).
 
     Used by attention_view and seed_attention_view (notebooks 04, 05, 09, 10).
     """
@@ -59,8 +63,9 @@ def attention_heatmaps(traces: dict, places, *, title: str, defaults, decimals: 
         f" ({'German input' if p == 'decoder self' else 'English'})"
         for p in places
     ]
+    shown = {k: v for k, v in controls.items() if k != "head" and not (hide_single and len(v) == 1)}
     description = (
-        f"{title}: interactive view of {choices_text(**{k: v for k, v in controls.items() if k != 'head'})}"
+        f"{title}: interactive view of {choices_text(**shown)}"
         f" × {n_heads} heads, switched in the browser (the figure below shows one view)."
     )
     return heatmap_view(
@@ -73,6 +78,7 @@ def attention_heatmaps(traces: dict, places, *, title: str, defaults, decimals: 
         axes_note=("place", note),
         defaults=defaults,
         decimals=decimals,
+        hide_single=hide_single,
     )
 
 
@@ -88,13 +94,19 @@ def checked_places(places) -> tuple:
 
 
 def attention_view(
-    traces: dict, *, title: str = "Attention weights", places=PLACES, defaults: dict | None = None
+    traces: dict,
+    *,
+    title: str = "Attention weights",
+    places=PLACES,
+    defaults: dict | None = None,
+    hide_single: bool = False,
 ) -> ClientSideView:
     """The course's attention heatmap (views.heatmaps.plot_attention: query rows × key columns, word labels on
     both axes, one colour scale 0..1, weights written in the cells, one panel per head) for every sentence, place,
     layer and head of `traces` ({sentence label: Trace}), switched in the browser by four controls. `places`: the
     attention places the traces hold (default core.places.PLACES; a pretrained encoder's traces, notebook 10's,
     hold only ("encoder self",)). `defaults`: the view shown first, {control: option index} (heatmap_view's).
+    `hide_single`: a control with one option (one sentence, or notebook 10's one place) gets no buttons.
 
     Used in notebooks 04 §2, 09 §1 and 10 §4.
     """
@@ -108,4 +120,5 @@ def attention_view(
         title=title,
         defaults=defaults,
         decimals=DECIMALS,
+        hide_single=hide_single,
     )

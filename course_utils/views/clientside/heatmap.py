@@ -51,6 +51,7 @@ def heatmap_view(
     fmt: str = ".2f",
     decimals: int = DECIMALS,
     defaults: dict | None = None,
+    hide_single: bool = False,
 ) -> ClientSideView:
     """A word-labelled heatmap (views.heatmaps.heatmap's look: rows × columns, words on both axes, one colour scale,
     the value written in each cell) for every combination of `controls`, switched in the browser.
@@ -63,7 +64,8 @@ def heatmap_view(
     (default viridis 0..1); `floor`: colour values below it are drawn at it (for a log scale); the text turns black
     above `light_above` (where viridis gets light: 0.63 on 0..1, as views.heatmaps.heatmap decides by luminance).
     `defaults`: {control name: option index} shown first (default: each control's first option; the panel
-    control's "all" is -1).
+    control's "all" is -1). `hide_single`: a control with one option gets no buttons (a choice of one is no
+    choice); its option is still named in the title.
 
     Used by attention_view, seed_attention_view and word_order_view (notebooks 04, 05, 07, 09, 10).
     """
@@ -87,6 +89,10 @@ def heatmap_view(
     )
 
     params = control_params(controls, defaults, panels=panels)
+    if hide_single:  # the same param, unbound: the title still reads its one option
+        params = [
+            alt.param(name=n, value=0) if len(controls[n]) == 1 and n != panels else p for n, p in zip(names, params)
+        ]
     params.append(alt.param(name="colLabels", value=col_labels))
     params.append(alt.param(name="optionLabels", value={n: [str(x) for x in controls[n]] for n in names}))
     shown = [n for n in names if n != panels]
