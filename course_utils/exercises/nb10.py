@@ -11,11 +11,6 @@ def _diagonal(w: torch.Tensor, offset: int) -> torch.Tensor:
     return w.diagonal(offset, dim1=-2, dim2=-1)
 
 
-def _wrap(w: torch.Tensor) -> torch.Tensor:  # query 0 kept: its "previous" wraps round to the last key
-    i = torch.arange(w.shape[-1])
-    return w[:, i, (i - 1) % w.shape[-1]].mean(-1)
-
-
 def _weights(seed: int, H: int = 3, T: int = 6) -> torch.Tensor:
     g = torch.Generator().manual_seed(seed)
     return torch.softmax(3 * torch.randn(H, T, T, generator=g, dtype=torch.float64), dim=-1)
@@ -28,7 +23,7 @@ PREVIOUS = Exercise(
     reference=lambda w: _diagonal(w, -1).mean(-1),
     cases=[(f"random weights {s}", (_weights(s),)) for s in range(3)],
     mistakes=(
-        Mistake("query 0 ([CLS]) has no previous token: with index i − 1 it wraps round to the last key.", _wrap),
+        Mistake("query 0 has no previous key: i − 1 wraps round.", lambda w: _diagonal(w.roll(1, -1), 0).mean(-1)),
         Mistake("that is the NEXT token's weight; take w[h, i, i − 1].", lambda w: _diagonal(w, 1).mean(-1)),
         Mistake("the weights are summed over the queries; take their mean.", lambda w: _diagonal(w, -1).sum(-1)),
         Mistake("divided by T; T − 1 queries have a previous key.", lambda w: _diagonal(w, -1).sum(-1) / w.shape[-1]),
@@ -76,7 +71,7 @@ def check_eat_layer_prediction(prediction, distances) -> bool:
     if isinstance(prediction, int | str) and not isinstance(prediction, bool) and str(prediction).strip().isdigit():
         prediction = f"layer {str(prediction).strip()}"
     right = 0 if distances[0] > distances[5] else 5
-    said = f"the table shows layer 0 at {distances[0]:.2f} and layer 5 at {distances[5]:.2f}: "
+    said = f"measured: layer 0 at {distances[0]:.2f}, layer 5 at {distances[5]:.2f}: "
     hints = {
         "layer 0": said + "context keeps entering layer after layer, and the last layer separates most.",
         "layer 5": said + "the first layer already separates most; later layers pull the two back together.",
