@@ -477,6 +477,18 @@ def test_word_qkv_view_embeds_every_choice(shipped_model):
         word_qkv_view(shipped_model, QKV_CHOICES, defaults={"word": 3})
 
 
+def test_word_qkv_view_shared_scale_is_one_scale_for_every_choice(shipped_model):
+    from course_utils.views.clientside.word_qkv import word_qkv_view
+
+    view = word_qkv_view(shipped_model, QKV_CHOICES, scale="shared")  # notebook 02: compare choices by colour
+    lims = params(view.spec)["lims"]["value"]
+    each = params(word_qkv_view(shipped_model, QKV_CHOICES).spec)["lims"]["value"]
+    assert len(set(lims.values())) == 1 and set(lims.values()) == {max(each.values())} and len(each) == len(lims)
+    assert len(set(each.values())) > 1  # the default keeps one scale per choice
+    with pytest.raises(ValueError, match="scale"):
+        word_qkv_view(shipped_model, QKV_CHOICES, scale="one")
+
+
 def redraws_offline(browser, tmp_path, view, first: list[str], control: str, option: str, then: str):
     """Open `view` offline; its first drawing shows every text of `first`; choosing `option` of `control` (radio
     or select) redraws it with `then` in it, with no page error."""

@@ -19,16 +19,20 @@ from course_utils.views.clientside.tsv import DECIMALS, label_key, rows_tsv
 # ---- notebook 02's q, k and v of one word (views.qkv.plot_word_qkv) per word choice and layer ----
 
 
-def word_qkv_view(model, choices, *, layers=None, defaults: dict | None = None) -> ClientSideView:
+def word_qkv_view(model, choices, *, layers=None, defaults: dict | None = None, scale: str = "each") -> ClientSideView:
     """views.qkv.plot_word_qkv for every (sentence, word) of `choices` and every encoder layer, switched in the
     browser: the word's whole-layer q, k and v (3 rows × d_model columns, no numbers written: 64 per row), on
-    plot_word_qkv's diverging colour scale, symmetric about 0 for each choice (its largest |value|), the rows
-    labelled with their lengths. A word that is not in its sentence is read alone (measures.qkv.word_qkv).
+    plot_word_qkv's diverging colour scale, symmetric about 0, the rows labelled with their lengths. scale="each":
+    the scale of each choice and layer is its own largest |value|; scale="shared": one scale for every choice and
+    layer (the largest |value| of all), so that choices can be compared by colour. A word that is not in its
+    sentence is read alone (measures.qkv.word_qkv).
 
     Used in notebook 02 (Try it: q, k and v of a word).
     """
 
     choices = [(str(s), str(w)) for s, w in choices]
+    if scale not in ("each", "shared"):
+        raise ValueError(f"scale must be 'each' or 'shared', not {scale!r}")
     if not choices:
         raise ValueError("word_qkv_view needs at least one (sentence, word)")
     layers = list(range(len(model.encoder))) if layers is None else [int(x) for x in layers]
@@ -45,6 +49,8 @@ def word_qkv_view(model, choices, *, layers=None, defaults: dict | None = None) 
                 norm = float((vec**2).sum() ** 0.5)
                 values = [round(float(x), DECIMALS) for x in vec]
                 rows.append({"word": c, "layer": li, "q": label_key(r, f"{kind}  |{kind}|={norm:.1f}"), "w": values})
+    if scale == "shared":
+        lims = dict.fromkeys(lims, max(lims.values()))
     d = len(rows[0]["w"])
     data = alt.Data(
         values=rows_tsv(["word", "layer", "q", "w"], rows),
@@ -68,7 +74,7 @@ def word_qkv_view(model, choices, *, layers=None, defaults: dict | None = None) 
             y=y,
             color=alt.Color(
                 "w:Q",
-                title="value",
+                title="value" if scale == "each" else "value (one scale for all)",
                 scale=alt.Scale(
                     scheme="redblue", reverse=True, domain=alt.ExprRef(expr=f"[-lims[{choice}], lims[{choice}]]")
                 ),
