@@ -15,7 +15,6 @@ from course_utils.core.model import ModelConfig, build_model, parameter_counts
 from course_utils.exercises import nb05
 from course_utils.exercises.framework import NOT_ANSWERED, NOT_YET, learner
 from course_utils.training.train import TrainConfig, make_batches, single_thread, train
-from course_utils.views.heatmaps import decoder_row_labels
 
 
 def layer_parameters(d_model, d_ff, decoder=False):  # the worked solution
@@ -25,11 +24,6 @@ def layer_parameters(d_model, d_ff, decoder=False):  # the worked solution
     attention, layer_norm = 4 * linear(d_model, d_model), 2 * d_model
     feed_forward = linear(d_model, d_ff) + linear(d_ff, d_model)
     return 2 * attention + feed_forward + 3 * layer_norm if decoder else attention + feed_forward + 2 * layer_norm
-
-
-def shift_labels(german):  # the worked solution
-    words = german.split()
-    return [f"{a} → {b}" for a, b in zip(["<bos>"] + words, words + ["<eos>"])]
 
 
 def training_step(model, opt, src, labels):  # another right way: F.pad, F.cross_entropy over (B, vocab, T)
@@ -51,14 +45,13 @@ def test_layer_count_is_the_built_models():
 
 WHEN = {  # an answer for each mistake given by a predicate (when=) rather than a wrong recipe (gives=)
     "layer_parameters": lambda d_model, d_ff, decoder=False: layer_parameters(64, 128, decoder),
-    "shift_labels": lambda german: [(w, w) for w in german.split()],
 }
 
 
 @pytest.mark.parametrize(
     "spec, right",
-    [(nb05.LAYER_PARAMETERS, layer_parameters), (nb05.SHIFT_LABELS, shift_labels), (nb05.TRAINING_STEP, training_step)],
-    ids=["layer_parameters", "shift_labels", "training_step"],
+    [(nb05.LAYER_PARAMETERS, layer_parameters), (nb05.TRAINING_STEP, training_step)],
+    ids=["layer_parameters", "training_step"],
 )
 def test_function_exercises(spec, right, capsys):
     assert spec.check(right) and spec.check(learner(spec.reference))
@@ -67,13 +60,6 @@ def test_function_exercises(spec, right, capsys):
         assert not spec.check(learner(mistake.gives or WHEN[spec.name])) and mistake.hint in capsys.readouterr().out
     assert not spec.check(lambda *a, **kw: None) and capsys.readouterr().out.startswith(NOT_ANSWERED)
     assert not spec.check(lambda *a, **kw: 1 / 0) and "raised ZeroDivisionError" in capsys.readouterr().out
-
-
-def test_shift_labels_accepts_pairs_and_refuses_the_course_labeller(capsys):
-    assert nb05.check_shift_labels(lambda g: list(zip(["<bos>", *g.split()], [*g.split(), "<eos>"])))
-    assert nb05.check_shift_labels(lambda g: [s.replace(" → ", "->") for s in shift_labels(g)])
-    assert not nb05.check_shift_labels(lambda g: decoder_row_labels(["<bos>", *g.split()], g.split()))
-    assert "uses decoder_row_labels" in capsys.readouterr().out
 
 
 def test_training_step_errors_get_their_hints(capsys):
@@ -116,28 +102,36 @@ def test_value_exercises(capsys):
         assert nb05.check_first_loss(guess, 3.9)
     for guess, said in [(0, "never below 0"), (0.5, "a third"), (2, "evenly"), (41, "choices"), (8, "higher")]:
         assert not nb05.check_first_loss(guess, 3.9) and said in capsys.readouterr().out
+    assert (
+        nb05.check_subject_score("falls")
+        and nb05.check_subject_score(" Falls ")
+        and "below zero" in capsys.readouterr().out
+    )
+    for wrong, said in [("rises", "only scores whose value helps"), ("stays", "still gets a gradient")]:
+        assert not nb05.check_subject_score(wrong) and said in capsys.readouterr().out
+    assert not nb05.check_subject_score(2) and "answer one of" in capsys.readouterr().out
 
 
 def test_unanswered_gives_one_line_each_and_nothing_away(capsys):
-    for check in (nb05.check_layer_parameters, nb05.check_emitting_row, nb05.check_shift_labels):
+    for check in (nb05.check_layer_parameters, nb05.check_emitting_row, nb05.check_subject_score):
         assert not check(None)
     assert not nb05.check_first_loss(None, 3.9) and not nb05.check_training_step(lambda *a: None)
     out = capsys.readouterr().out
     assert out.count(NOT_ANSWERED) == len(out.splitlines()) == 5
-    assert "wollen" not in out and "3.7" not in out and "33472" not in out and "<bos> →" not in out
+    assert "wollen" not in out and "3.7" not in out and "33472" not in out and "below zero" not in out
 
 
 @pytest.mark.parametrize("wrong", [3, "wir", {"w": 1}])
 def test_a_wrong_type_gets_one_line(wrong, capsys):
     assert not nb05.check_layer_parameters(lambda d_model, d_ff, decoder=False: wrong)
-    assert not nb05.check_shift_labels(lambda german: wrong) and not nb05.check_first_loss(wrong, 3.9)
+    assert not nb05.check_subject_score(wrong) and not nb05.check_first_loss(wrong, 3.9)
     out = capsys.readouterr().out
     assert out.count(NOT_YET) == len(out.splitlines()) == 3, out
 
 
 def test_the_notebooks_worked_solutions_pass(capsys):
     space = {"torch": torch, "nn": nn, "ex": nb05}
-    for first_line in ("def layer_parameters(", "def shift_labels(", "def training_step("):
+    for first_line in ("def layer_parameters(", "def training_step("):
         code = solution_code("05_training_the_translator.ipynb", first_line).split("\nassert")[0]
         exec(code, space)
         assert capsys.readouterr().out.startswith("✅"), first_line

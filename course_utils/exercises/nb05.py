@@ -9,10 +9,9 @@ from functools import partial
 import torch
 from torch import nn
 
-from course_utils.exercises.framework import Exercise, Mistake, whole
+from course_utils.exercises.framework import Exercise, Mistake, check_choice, whole
 
 N_GERMAN, BOS = 41, 1  # tokens in the German vocabulary (the specials included); the index of <bos>
-COURSE_CODE = "that is the course's own code: "
 
 
 def layer_count(d, f, decoder, *, bias=1, norms=2, w_o=1, ff_linears=2, cross=1) -> int:
@@ -44,17 +43,11 @@ LAYER_PARAMETERS = Exercise(  # Exercise 1: layer_parameters(d_model, d_ff, deco
     otherwise="a built model has another count: go through the module tree of section 2, part by part.",
     returns="one whole number, the count",
     forbid=("course_utils",),
-    forbid_hint=COURSE_CODE + "count the parts of section 2's module tree yourself.",
+    forbid_hint="that is the course's own code: count the parts of section 2's module tree yourself.",
     convert=lambda got, want: whole(got),
     run=lambda fn, args: fn(*args[:2], decoder=args[2]),
 )
 check_layer_parameters = LAYER_PARAMETERS.check
-
-
-def _row(got, want):
-    if not isinstance(got, str):
-        raise TypeError("not a word")
-    return got.split("→")[0].strip()  # a heatmap label "wollen → brot" names the same row
 
 
 EMITTING_ROW = Exercise(  # Exercise 2: which row's query (decoder input <bos> wir wollen brot essen) emits 'brot'?
@@ -66,42 +59,23 @@ EMITTING_ROW = Exercise(  # Exercise 2: which row's query (decoder input <bos> w
     ),
     otherwise="the query at input position i predicts output word i + 1: find the input just before 'brot'.",
     returns="the row's decoder input token, a word such as 'wir'",
-    convert=_row,
+    convert=lambda got, want: str.split(got, "→")[0].strip(),  # a label "wollen → brot" names the same row
 )
 check_emitting_row = EMITTING_ROW.check
 
 
-def _shifted(german):
-    words = german.split()
-    return list(zip(["<bos>", *words], [*words, "<eos>"]))
+_WHY = " Their values vote for ich or wir, a wrong word, so weight on them costs loss: every step turns their keys away from q (and q away from them), while the verbs' keys turn toward q."
+_SUBJECT_HINTS = {  # the toy's prediction: what training does to the subjects' scores q · k
+    "rises": "only scores whose value helps the right word rise." + _WHY,
+    "falls": "",
+    "stays": "a word the row does not need still gets a gradient while it gets weight." + _WHY,
+}
 
 
-def _pairs(labels, want):
-    """Labels as (input, output) pairs: 'a → b', 'a -> b' or (a, b)."""
-    pairs = [x.replace("->", "→").split("→") if isinstance(x, str) else list(x) for x in labels]
-    if isinstance(labels, str) or any(len(p) != 2 for p in pairs):
-        raise TypeError("not pairs")
-    return [(str(a).strip(), str(b).strip()) for a, b in pairs]
-
-
-SHIFT_LABELS = Exercise(  # Exercise 3: shift_labels(german), one 'input → output' label per decoder row
-    name="shift_labels",
-    success="one row per decoder input: <bos> → first word, …, last word → <eos>; each row predicts the next word.",
-    reference=_shifted,
-    cases=[(repr(g), (g,)) for g in ("wir wollen brot essen", "er kann einen brief lesen", "du trinkst milch")],
-    mistakes=(
-        Mistake("each row reads one word and predicts the NEXT one.", when=lambda got, g: all(a == b for a, b in got)),
-        Mistake("the first input is <bos>; its row predicts the first word.", gives=lambda g: _shifted(g)[1:]),
-        Mistake("the last word's row predicts <eos>: one row more.", gives=lambda g: _shifted(g)[:-1]),
-        Mistake("input and output are swapped.", gives=lambda g: [(b, a) for a, b in _shifted(g)]),
-    ),
-    otherwise="inputs are <bos> and the German words, outputs the German words and <eos>: pair them up.",
-    returns="a list of labels such as '<bos> → wir'",
-    forbid=("course_utils",),
-    forbid_hint=COURSE_CODE + "pair the inputs with the outputs yourself.",
-    convert=_pairs,
-)
-check_shift_labels = SHIFT_LABELS.check
+def check_subject_score(answer) -> bool:
+    """Prediction (notebook 05 §1): what training does to the toy's subject scores q · k. Used in notebook 05."""
+    todo = 'answer "rises", "falls" or "stays", then re-run this cell.'
+    return check_choice(answer, "falls", _SUBJECT_HINTS, todo=todo, success="their scores fall, below zero." + _WHY)
 
 
 def check_first_loss(my_first_loss, first_loss: float) -> bool:
@@ -126,7 +100,7 @@ def check_first_loss(my_first_loss, first_loss: float) -> bool:
 
 
 def reference_step(model, opt, src, labels, *, bos=1, last=1, zero_grad=1, pad=1, copy=0, axes="bt", step=1):
-    """Exercise 4's step (labels = tgt[:, 1:]); a keyword off its default is a typical mistake. Used in notebook 05."""
+    """Exercise 3's step (labels = tgt[:, 1:]); a keyword off its default is a typical mistake. Used in notebook 05."""
     dec_in = torch.cat([torch.full((len(labels), 1), BOS), labels[:, :-1] if last else labels], dim=1)
     dec_in, gold = (labels, labels) if copy else (dec_in, labels) if bos else (labels[:, :-1], labels[:, 1:])
     logits = model(src, dec_in)
@@ -141,15 +115,13 @@ def reference_step(model, opt, src, labels, *, bos=1, last=1, zero_grad=1, pad=1
 
 
 def _three_steps(step, args=()):  # step(model, opt, src, labels) on a fresh seed-0 model's first three batches
-    from course_utils.core.data import build_vocabs, load_pairs
-    from course_utils.core.model import ModelConfig, build_model
-    from course_utils.training.train import TrainConfig, make_batches, single_thread
+    from course_utils import core, training
 
-    pairs = load_pairs("train")
-    with single_thread():
-        model = build_model(ModelConfig(), *build_vocabs(pairs), seed=0)
-        opt = torch.optim.Adam(model.parameters(), lr=TrainConfig().lr)
-        batches = make_batches(model, pairs, TrainConfig().batch_size, torch.Generator().manual_seed(0))
+    pairs, cfg = core.load_pairs("train"), training.TrainConfig()
+    with training.single_thread():
+        model = core.build_model(core.ModelConfig(), *core.build_vocabs(pairs), seed=0)
+        opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
+        batches = training.make_batches(model, pairs, cfg.batch_size, torch.Generator().manual_seed(0))
         losses = tuple(step(model, opt, src, tgt[:, 1:].clone()) for _, (src, tgt) in zip(range(3), batches))
     return None if all(x is None for x in losses) else losses
 
@@ -175,7 +147,7 @@ _STEP_MISTAKES = (  # reference_step's keyword arguments for a typical mistake, 
     (dict(axes="tb"), "scores and labels are flattened in different orders, so words are scored against others."),
     (dict(step=0), "the weights did not change: after loss.backward() call opt.step()."),
 )
-TRAINING_STEP = Exercise(  # Exercise 4: training_step(model, opt, src, labels), three steps against the reference
+TRAINING_STEP = Exercise(  # Exercise 3: training_step(model, opt, src, labels), three steps against the reference
     name="training_step",
     success="your three steps give the reference losses: your decoder input is exactly section 3's tgt[:, :-1].",
     reference=reference_step,
@@ -184,7 +156,7 @@ TRAINING_STEP = Exercise(  # Exercise 4: training_step(model, opt, src, labels),
     otherwise="the losses differ from the reference: check what the decoder reads, what it is scored against, the loss.",
     returns="the loss, a number (loss or loss.item()), at each step",
     forbid=("course_utils",),
-    forbid_hint=COURSE_CODE + "build the decoder input, the loss and the update yourself.",
+    forbid_hint="that is the course's own code: build the decoder input, the loss and the update yourself.",
     rtol=1e-4,
     run=_three_steps,
     on_error=_step_error,
