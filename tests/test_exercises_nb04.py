@@ -43,16 +43,13 @@ def test_head_shapes(capsys):
 
 
 def test_predictions(capsys):
-    tokens = ["we", "want", "to", "eat", "apple"]
-    different = torch.zeros(2, 5, 5)
-    different[0, torch.arange(5), torch.arange(5)] = 1.0  # head 0: each word itself
-    different[1, torch.arange(5), torch.tensor([1, 2, 3, 4, 4])] = 1.0  # head 1: the next word (4 of 5 differ)
-    assert nb04.check_heads_alike(False, different, tokens) and nb04.check_heads_alike(
-        np.True_, different[[0, 0]], tokens
-    )
-    assert not nb04.check_heads_alike(True, different, tokens) and "row by row" in capsys.readouterr().out
-    mostly_tied = {0: True, 1: False, 2: False, 3: True, 4: False}  # the shipped seeds' pattern
-    assert nb04.check_one_head_worse(np.False_, mostly_tied) and not nb04.check_one_head_worse(True, mostly_tied)
+    why = "one row of weights sums to 1: half of each word."
+    assert nb04.check_prediction(False, False, "one_head_keeps_both", why) and capsys.readouterr().out == f"✅ {why}\n"
+    assert nb04.check_prediction(np.True_, 1, "one_head_translates_worse", why)  # numpy's bool, a truthy truth
+    capsys.readouterr()
+    assert not nb04.check_prediction(True, False, "one_head_keeps_both", why)
+    assert capsys.readouterr().out == f"{NOT_YET}{why}\n"  # the same explanation, marked as not right
+    assert not nb04.check_prediction("no", False, "x", why) and "True or False" in capsys.readouterr().out
 
 
 def test_multi_head_accepts_right_answers_and_refuses_ready_made_attention(capsys):
@@ -94,11 +91,10 @@ def test_mha_parameters(capsys):
 
 def test_unanswered_gives_one_line_each_and_nothing_away(capsys):
     assert not nb04.check_head_shapes(None, None, None) and not nb04.check_mha_parameters(None, None)
-    assert not nb04.check_heads_alike(None, torch.eye(5).expand(2, 5, 5), list("abcde"))
-    assert not nb04.check_one_head_worse(None, {0: True, 1: False})
+    assert not nb04.check_prediction(None, False, "one_head_keeps_both", "one row of weights sums to 1")
     out = capsys.readouterr().out
-    assert out.count(NOT_ANSWERED) == len(out.splitlines()) == 4
-    assert "16640" not in out and "(B, H" not in out and "seeds" not in out and "same for" not in out
+    assert out.count(NOT_ANSWERED) == len(out.splitlines()) == 3 and "one_head_keeps_both to True or False" in out
+    assert "16640" not in out and "(B, H" not in out and "sums to 1" not in out
 
 
 @pytest.mark.parametrize("wrong", [3, "X @ W", {"w": 1}])

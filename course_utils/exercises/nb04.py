@@ -35,33 +35,10 @@ def check_head_shapes(q_heads_shape, scores_shape, concat_shape) -> bool:
     return HEAD_SHAPES.check(None if all(s is None for s in shapes) else shapes)
 
 
-def check_heads_alike(heads_attend_alike, weights, tokens) -> bool:
-    """Prediction: do the H heads (weights (H, T, T)) pick the same top key for most query words? Used in notebook 04."""
-    top = torch.as_tensor(weights).argmax(-1)  # (H, T): each head's strongest key word per query word
-    differ = [i for i in range(top.shape[1]) if not bool((top[:, i] == top[0, i]).all())]
-    same = top.shape[1] - len(differ)
-    counts = f"the heads' strongest word is the same for {same} of {top.shape[1]} query words"
-    if differ:
-        heads = ", ".join(f"head {h} → '{tokens[int(t)]}'" for h, t in enumerate(top[:, differ[0]]))
-        counts += f" (e.g. '{tokens[differ[0]]}': {heads})"
-    return Exercise(
-        todo="set heads_attend_alike to True or False in the cell above the heatmaps, then re-run.",
-        success=f"{counts}. Claim F5 below measures this on the whole corpus.",
-        reference=same > top.shape[1] / 2,
-        otherwise=f"read the two heatmaps row by row: {counts}.",
-    ).check(heads_attend_alike)
-
-
-def check_one_head_worse(one_head_translates_worse, two_heads_better: dict) -> bool:
-    """Prediction (Claim F7): does the 1-head model translate worse on most seeds ({seed: bool})? Used in notebook 04."""
-    worse = sum(map(bool, two_heads_better.values()))
-    counts = f"the 1-head model scores lower on {worse} of {len(two_heads_better)} seeds"
-    return Exercise(
-        todo="set one_head_translates_worse to True or False in the cell above the table, then re-run.",
-        success=f"{counts}.",
-        reference=worse > len(two_heads_better) / 2,
-        otherwise=f"look at the table: {counts}.",
-    ).check(one_head_translates_worse)
+def check_prediction(guess, truth: bool, name: str, why: str) -> bool:
+    """A True/False prediction: ✍ until `name` is set, then ✅ or ❌ with `why`. Used in notebook 04 (§4, §8)."""
+    spec = Exercise(why, bool(truth), todo=f"set {name} to True or False in its cell, then re-run.", otherwise=why)
+    return spec.check(guess)
 
 
 MH_CASES = (  # exercise 2: (case, n_heads, Tq, Tk, mask kind); section 1 shows only the first kind
@@ -175,5 +152,4 @@ MHA_PARAMETERS = Exercise(  # Exercise 3: the parameters of MultiHeadAttention(6
 
 def check_mha_parameters(n_params, grows_with_heads) -> bool:
     """Exercise 3: parameters of MultiHeadAttention(64, 8), and whether that number grows with H. Used in notebook 04."""
-    answer = (n_params, grows_with_heads)
-    return MHA_PARAMETERS.check(None if answer == (None, None) else answer)
+    return MHA_PARAMETERS.check(None if (answer := (n_params, grows_with_heads)) == (None, None) else answer)
