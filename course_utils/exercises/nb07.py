@@ -18,8 +18,7 @@ SYMMETRY = {  # exercise 1: what happens to each thing when the English words ar
     "encoder layer-0 attention weights, no PE": "equivariant",
     "the translation, no PE": "invariant",
 }
-FIVE_WORDS = "i can eat apple book"  # exercise 3
-FOUR_WORDS, FOUR_GERMAN = "we can eat apple", "wir können einen apfel essen"  # the prediction before the lineup
+FIVE_WORDS, FOUR_WORDS, FOUR_GERMAN = "i can eat apple book", "we can eat apple", "wir können einen apfel essen"
 
 
 @functools.cache
@@ -30,17 +29,11 @@ def _no_pe_weights(sentence: str) -> np.ndarray:
     return run_with_trace(standard_run("none").model, sentence, names=[key])[key].double().numpy()
 
 
-def _moved_cases():
-    from course_utils.measures.probing import word_permutation
-
-    return [("", (_no_pe_weights(FOUR_WORDS), word_permutation(FOUR_WORDS.split(), MOVED.split())))]
-
-
 MOVED_WEIGHTS = Exercise(
     name="moved",
     success=f"moved(W_a, perm) equals the weights of '{MOVED}': rows and columns both moved with their words, P·W·Pᵀ.",
     reference=lambda W, p: _no_pe_weights(MOVED),
-    cases=_moved_cases,
+    cases=lambda: [("", (_no_pe_weights(FOUR_WORDS), [1, 3, 0, 2]))],  # perm: MOVED in FOUR_WORDS
     mistakes=(
         Mistake("nothing moved (that is invariance); row i now belongs to the new i-th word.", gives=lambda W, p: W),
         Mistake("only the rows (queries) moved; move the key columns with them too.", gives=lambda W, p: W[:, p]),
@@ -75,22 +68,22 @@ SYMMETRY_SPEC = Exercise(
 
 
 def check_symmetry(answers) -> bool:
-    """Exercise 1 (SYMMETRY_SPEC), in notebook 07's Three positional encodings. Used in notebook 07."""
+    """Exercise 1 (SYMMETRY_SPEC), in notebook 07's first section; checked after the trained models. Used in 07."""
     unanswered = isinstance(answers, dict) and all(v is None for v in answers.values())
     return SYMMETRY_SPEC.check(None if unanswered else answers)
 
 
 @functools.cache
-def _distinct(model, sentence: str) -> int:
+def _counts(model, sentence: str) -> dict:
     from course_utils.measures.probing import distinct_translations
 
-    return len(distinct_translations(model, sentence))
+    return distinct_translations(model, sentence)  # {German: how many orderings give it}
 
 
 DISTINCT = Exercise(
     name="count_translations",
     success="",
-    reference=_distinct,
+    reference=lambda model, sentence: len(_counts(model, sentence)),
     cases=lambda: [(f"seed {s}", (standard_run("learned", s).model, FIVE_WORDS)) for s in SEEDS],
     mistakes=(
         Mistake("120 counts the orderings; count the different outputs (a set).", when=lambda got, *a: got == 120),
@@ -105,7 +98,7 @@ DISTINCT = Exercise(
 
 def check_distinct(count_translations, one_each=None) -> bool:
     """Exercise 3 (DISTINCT, five learned-PE seeds); one_each (every seed gives one translation?) is not graded. Used in notebook 07."""
-    counts = {s: _distinct(standard_run("learned", s).model, FIVE_WORDS) for s in SEEDS}
+    counts = {s: len(_counts(standard_run("learned", s).model, FIVE_WORDS)) for s in SEEDS}
     success = f"right, {counts}: a model that sees positions may still ignore them; only where training left a "
     success += "choice (two objects) can position decide, and each seed decides its own way. "
     success += compared(one_each, all(n == 1 for n in counts.values()))
@@ -114,9 +107,7 @@ def check_distinct(count_translations, one_each=None) -> bool:
 
 def check_orderings(my_orderings, model) -> bool:
     """Prediction: how many of FOUR_WORDS' 24 orderings does `model` translate as FOUR_GERMAN (± 2)? Used in notebook 07."""
-    from course_utils.measures.probing import distinct_translations
-
-    truth = distinct_translations(model, FOUR_WORDS).get(FOUR_GERMAN, 0)
+    truth = _counts(model, FOUR_WORDS).get(FOUR_GERMAN, 0)
     said = f"the model gives '{FOUR_GERMAN}' for {truth} of the 24 orderings"
     return Exercise(
         todo="write your guess (a whole number from 0 to 24) into my_orderings, then re-run.",

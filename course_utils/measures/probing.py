@@ -184,7 +184,7 @@ def word_order_traces(model, a: str = WORD_ORDER[0], b: str = WORD_ORDER[1], tar
     """(trace of a, trace of b) through `model` (e.g. `load_standard_model(pe).model`), the decoder reading
     `target` for both so that the decoders' rows compare position by position.
 
-    Taught in notebook 07 (Two word orders through the blog's model); used in 07 (Three positional encodings).
+    Taught in notebook 07 (Three positional encodings); used in its Evidence part on every seed.
     """
     return run_with_trace(model, a, target=target), run_with_trace(model, b, target=target)
 
@@ -192,7 +192,7 @@ def word_order_traces(model, a: str = WORD_ORDER[0], b: str = WORD_ORDER[1], tar
 def distinct_translations(model, sentence: str) -> dict[str, int]:
     """Translate every ordering of the sentence's words: {German translation: how many orderings}.
 
-    Taught in notebook 07 (Exercises: exercise 3 writes the loop); used in 07 (What the models translate).
+    Taught in notebook 07 (Exercises: exercise 3 writes the loop); used in 07 (What the model translates).
     """
 
     orders = [" ".join(p) for p in itertools.permutations(sentence.split())]

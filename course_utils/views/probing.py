@@ -59,6 +59,7 @@ def plot_word_order(
     if ax is None:
         _, ax = plt.subplots(figsize=(5.6, 4.2))
     D = np.clip(1.0 - cosine_matrix(A, B), 0.0, 2.0)  # 0: same direction, 1: orthogonal, 2: opposite
+    steps = "" if place == "encoder self" else "German steps, the model reading "  # decoder rows are German steps
     heatmap(
         D,
         a.tokens(key),
@@ -67,8 +68,8 @@ def plot_word_order(
         fmt=".3f",
         cmap="viridis",
         cbar=False,
-        xlabel=f"'{' '.join(b.src_tokens)}'",
-        ylabel=f"'{' '.join(a.src_tokens)}'",
+        xlabel=f"{steps}'{' '.join(b.src_tokens)}'",
+        ylabel=f"{steps}'{' '.join(a.src_tokens)}'",
     )
     im = ax.images[-1]  # the same cells on a log scale: differences near 0 (cos near 1) get their own colours
     im.set_data(np.clip(D, DISTANCE_FLOOR, 2.0))
@@ -104,7 +105,7 @@ def plot_same_word_distance(cos_min: pd.DataFrame, floor: float = 1e-6):
     "same word min cos" of order_gaps per model). One panel per layer, bars coloured by vector kind; values below
     `floor` (float noise: no positional encoding) are drawn at the floor and labelled "≈0".
 
-    Used in notebook 07 (Three positional encodings).
+    Used in notebook 07 (Evidence part: the computation is permutation invariant).
     """
     layers = sorted({layer_of(k) for k in cos_min.index})
     kinds = [k for k in VECTOR_KINDS if any(key.endswith(f".{k}") for key in cos_min.index)]

@@ -65,7 +65,7 @@ def cosine_across(
 
     `uuid` must differ between the tables of one notebook (the HTML ids must be unique and fixed).
 
-    Used in notebook 07 (Q across the two sentences; K and V across the two sentences; X4 and the layers above).
+    Used in notebook 07 (The trained model reads two word orders; the Evidence part's K and V tables).
     """
     A, B = key_vectors(trace_a, key, head), key_vectors(trace_b, key, head)
     if A.ndim != 2:

@@ -48,6 +48,15 @@ def word_order_view(pairs: dict, *, kinds=VECTOR_KINDS) -> ClientSideView:
         "place": [PLACE_NAMES[p] for p in PLACES],
     }
     title = "1 − cosine between the two word orders' vectors"
+    a_txt, b_txt = (" ".join(t.src_tokens) for t in (a0, b0))
+    # rows come from the run on sentence A, columns from the run on B; in the decoder both runs read the same German,
+    # so its rows and columns are German steps (not A's and B's English words): the line under the title says which
+    note = [
+        f"rows: the words of '{a_txt}'; columns: the words of '{b_txt}'"
+        if place == "encoder self"
+        else f"rows and columns: the German steps, the decoder reading '{a_txt}' (rows) and '{b_txt}' (columns)"
+        for place in PLACES
+    ]
     description = (
         f"{title}: interactive view of {choices_text(**controls)}, switched in the browser"
         " (the figure below shows one view)."
@@ -58,8 +67,9 @@ def word_order_view(pairs: dict, *, kinds=VECTOR_KINDS) -> ClientSideView:
         title=title,
         legend=DISTANCE_LABEL,
         description=description,
-        row_title=" ".join(a0.src_tokens),
-        col_title=" ".join(b0.src_tokens),
+        row_title=f"the model reading '{a_txt}'",
+        col_title=f"the model reading '{b_txt}'",
+        axes_note=("place", note),
         scale={"scheme": "viridis", "type": "log", "domain": [DISTANCE_FLOOR, 2.0]},
         floor=DISTANCE_FLOOR,
         light_above=0.12,  # where viridis gets light on this log scale
