@@ -5,16 +5,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from course_utils.core.precision import DTYPE
 from course_utils.core.toys import TOY_VOCAB, TOY_WQ
 from course_utils.exercises.framework import Exercise, Mistake, like, whole
-
-
-def _three_linears(got, want):
-    if len(got := tuple(got)) != 3 or not all(isinstance(layer, nn.Linear) for layer in got):
-        raise TypeError("not three nn.Linear layers")
-    return got
-
 
 _LAYER_MISTAKES = (
     Mistake("that is one layer three times: Q, K and V each need their own.", when=lambda g, d: len(set(g)) < 3),
@@ -32,7 +24,7 @@ QKV_LAYERS = Exercise(  # Exercise 1a: my_qkv_layers(d_model) -> w_q, w_k, w_v, 
     cases=[(f"d_model = {d}", (d,)) for d in (4, 6)],
     mistakes=_LAYER_MISTAKES,
     returns="three torch.nn.Linear layers, w_q, w_k, w_v",
-    convert=_three_linears,
+    convert=lambda got, want: like(got if all(isinstance(x, nn.Linear) for x in got) else (), want),  # 3 layers
     compare=lambda got, want: not any(m.when(got, want[0].in_features) for m in _LAYER_MISTAKES),
 )
 check_qkv_layers = QKV_LAYERS.check
@@ -88,8 +80,8 @@ _EAT, _READ = TOY_WQ[TOY_VOCAB.index("eat")], TOY_WQ[TOY_VOCAB.index("read")]
 TOY_QUERY = Exercise(  # Exercise 2: the toy query of x = 0.25·one_hot('eat') + 0.75·one_hot('read'): x · TOY_WQ
     todo="set my_toy_query to a vector of 3 numbers, then re-run.",
     success=f"{[round(v, 2) for v in (0.25 * _EAT + 0.75 * _READ).tolist()]}: a weighted mix of two rows of W^Q.",
-    reference=(0.25 * _EAT + 0.75 * _READ).to(DTYPE),
-    mistakes=(Mistake("that is the query of 'read' alone; x mixes 'eat' (0.25) and 'read' (0.75).", _READ.to(DTYPE)),),
+    reference=0.25 * _EAT + 0.75 * _READ,  # float64, as TOY_WQ
+    mistakes=(Mistake("that is the query of 'read' alone; x mixes 'eat' (0.25) and 'read' (0.75).", _READ),),
     otherwise="x · W^Q = 0.25 · (row of 'eat') + 0.75 · (row of 'read').",
     returns="a vector of 3 numbers",
     convert=lambda got, want: like(got, want).to(want.dtype).reshape(-1),
