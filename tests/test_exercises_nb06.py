@@ -4,30 +4,26 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 from notebook_cells import solution_code  # tests/ is on sys.path under pytest
 
-from course_utils import measures
+from course_utils import core, measures
 from course_utils.exercises import nb06
 from course_utils.exercises.framework import NOT_ANSWERED, learner
 from course_utils.measures.clustering import PAIR, word_vector
-from course_utils.measures.similarity import pairwise_spread, relative_distance
+from course_utils.measures.similarity import relative_distance
+from course_utils.trace import patch, uniform_attention
 from course_utils.training.zoo import load_seeds
 
 
-def my_spread(X):  # section 4's version, with a Python loop, as the notebook defines it
-    d = [np.linalg.norm(X[i] - X[j]) for i in range(len(X)) for j in range(i + 1, len(X))]
-    return np.mean(d) / np.linalg.norm(X, axis=1).mean()
-
-
-def looping(X):  # right numbers, but a Python loop
-    return (
-        np.mean([np.linalg.norm(a - b) for i, a in enumerate(X) for b in X[i + 1 :]]) / np.linalg.norm(X, axis=1).mean()
-    )
-
-
-def _unanswered(X):
-    X = np.asarray(X, dtype=float)
+def _unanswered(w, name):
     return None
+
+
+def test_uniform_right_answers_pass(capsys):
+    assert nb06.check_uniform(learner(lambda w, name: torch.full_like(w, 1.0) / w.shape[-1]))
+    assert nb06.check_uniform(learner(lambda w, name: uniform_attention(w, name)))  # the library's, given by a test
+    assert "✅" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(
@@ -35,14 +31,14 @@ def _unanswered(X):
     [
         (None, NOT_ANSWERED),
         (_unanswered, NOT_ANSWERED),
-        (looping, "uses a Python loop"),
-        (lambda X: my_spread(X), "uses my_spread"),
-        (pairwise_spread, "uses pairwise_spread"),
-        *((learner(m.gives), m.hint) for m in nb06.SPREAD.mistakes),
+        (uniform_attention, "uses uniform_attention"),
+        (learner(lambda w, name: w.mean(-1)), "has shape (1, 1, 4)"),
+        (learner(lambda w, name: "even"), "should return a tensor shaped like w"),
+        *((learner(m.gives), m.hint) for m in nb06.UNIFORM.mistakes),
     ],
 )
-def test_pairwise_spread(fn, said, capsys):
-    assert not nb06.check_pairwise_spread(fn)
+def test_uniform(fn, said, capsys):
+    assert not nb06.check_uniform(fn)
     assert said in capsys.readouterr().out
 
 
@@ -68,8 +64,8 @@ def test_the_notebooks_worked_solutions_pass_their_checkers(capsys):
         **{"np": np, "snaps": seeds[0].snapshots, "seeds": seeds, "seed4": seeds[4].snapshots[30], "PAIR": PAIR},
         **{"A": PAIR[0], "B": PAIR[1], "relative_distance": relative_distance, "word_vector": word_vector},
         **{"my_relative_distance": relative_distance, "predicted_word": "want", "predicted_head": 1},
-        **{"ex": nb06, "measures": measures},
+        **{"ex": nb06, "measures": measures, "torch": torch, "patch": patch, "core": core, "model": seeds[0].model},
     }
-    for call in ("check_pairwise_spread(", "check_most_changed_word(", "check_head_shift("):
+    for call in ("check_uniform(", "check_most_changed_word(", "check_head_shift("):
         exec(solution_code("06_qkv_clustering_by_epoch.ipynb", call), namespace)
         assert "✅" in capsys.readouterr().out, call

@@ -1,48 +1,41 @@
-"""Checkers for notebook 06 (epoch-by-epoch clustering of Q, K, V and the attention output)."""
+"""Checkers for notebook 06 (context enters a word only through attention; what Q and K are for)."""
 
 from __future__ import annotations
 
 import dataclasses
 
 import numpy as np
+import torch
 
 from course_utils.exercises.framework import Exercise, Mistake, compared, standard_run
 from course_utils.measures.clustering import PAIR, word_vector
-from course_utils.measures.similarity import cosine_distance, pairwise_spread, relative_distance
+from course_utils.measures.similarity import cosine_distance, relative_distance
 
 SHARED = ("we", "want", "to", "eat")  # the words both sentences of PAIR share (exercise 2)
-_RNG = np.random.default_rng(6)
-_RANDOM = _RNG.normal(size=(12, 8))
+_W = torch.softmax(torch.randn(2, 2, 4, 5, generator=torch.Generator().manual_seed(6)), -1)  # (batch, head, Tq, Tk)
 
 
-def _unscaled(X, k: int = 1) -> float:  # the mean distance over the pairs above diagonal k
-    X = np.asarray(X, dtype=float)
-    return np.linalg.norm(X[:, None] - X[None], axis=-1)[np.triu_indices(len(X), k)].mean()
+def _even(w, name=""):  # every row of the weights uniform over the keys (no padding in these cases)
+    return torch.ones_like(w) / w.shape[-1]
 
 
-def _mean(X, k: int) -> float:
-    return _unscaled(X, k) / np.linalg.norm(X, axis=1).mean()
-
-
-SPREAD = Exercise(
-    name="my_pairwise_spread",
-    success="your pairwise spread matches clustering.pairwise_spread (two orthogonal unit vectors: √2 ≈ 1.414).",
-    reference=pairwise_spread,
-    cases=[
-        ("random vectors", (_RANDOM,)),
-        ("vectors around one point", (5 + 0.1 * _RNG.normal(size=(7, 4)),)),
-        ("two vectors", (np.array([[1.0, 0.0], [0.0, 1.0]]),)),
-        ("3 × random vectors", (3 * _RANDOM,)),  # the spread does not change with the scale
-    ],
+UNIFORM = Exercise(
+    name="my_uniform",
+    success="every row of your weights is 1/n over the n English words and sums to 1; the shape is unchanged.",
+    reference=_even,
+    cases=[("one sentence, one head", (_W[:1, :1], "decoder.0.cross.weights")), ("2 sentences, 2 heads", (_W, ""))],
     mistakes=(
-        Mistake("count each pair once and leave out a vector's distance to itself.", lambda X: _mean(X, k=0)),
-        Mistake("divide by the mean length of the vectors (np.linalg.norm(X, axis=1).mean()).", _unscaled),
+        Mistake(
+            "each row (the last axis: one German step over the English words) must sum to 1.",
+            lambda w, n: torch.ones_like(w) / w.shape[-2],
+        ),
+        Mistake("divide by the number of English words, so that each row sums to 1.", lambda w, n: torch.ones_like(w)),
+        Mistake("that is the trained pattern itself; replace it by the even one.", lambda w, n: w),
     ),
-    returns="one number",
-    forbid=("course_utils", "my_spread", "for"),
-    forbid_hint="compute it with numpy, all (N, N) distances at once by broadcasting (X[:, None] - X[None]), then the mean over pairs of different rows.",
+    returns="a tensor shaped like w",
+    forbid=("course_utils", "uniform_attention"),
 )
-check_pairwise_spread = SPREAD.check  # Exercise 1, with numpy and without a Python loop
+check_uniform = UNIFORM.check  # Exercise 1: break the query-key match yourself
 
 
 def _shifts(key: str, epoch: int = 30, distance=relative_distance) -> dict[str, float]:
