@@ -92,7 +92,7 @@ def test_times_ten_prediction(capsys):
     assert nb03.check_times_ten(" Up ", 0.818, 0.999)
     for wrong in ("same", "down"):
         assert not nb03.check_times_ten(wrong, 0.818, 0.999)
-    assert "e^energy" in capsys.readouterr().out  # the "same" mistake's hint
+    assert "e^score" in capsys.readouterr().out  # the "same" mistake's hint
     assert nb03.check_times_ten("same", 0.5, 0.5)  # follows the measurement
     assert not nb03.check_times_ten("bigger", 0.818, 0.999)
     capsys.readouterr()

@@ -1,16 +1,12 @@
 """Checkers for notebook 03 (scaled dot-product attention, step by step)."""
 
-from __future__ import annotations
-
 import math
 from functools import partial
 
 import torch
 
-from course_utils.core.attention import masked_softmax, scaled_dot_product_attention
+from course_utils.core import masked_softmax, scaled_dot_product_attention, toy_embeddings
 from course_utils.core.model import INITS  # the one list of initialisations
-from course_utils.core.precision import DTYPE
-from course_utils.core.toys import toy_embeddings
 from course_utils.exercises.framework import Exercise, Mistake, check_choice, output_of
 
 TOY_WORDS = ("i", "can", "eat", "apple")
@@ -60,6 +56,10 @@ _SOFTMAX_MISTAKES = (  # masked_weights' keyword arguments for a typical mistake
     (dict(hide=None), "the mask is not used: masked positions still get weight."),
     (dict(after=True), "zeroing weights after the softmax leaves rows that sum to less than 1: mask the scores."),
 )
+_SCALE_MISTAKES = (
+    (dict(power=0), "the scores are not scaled: divide q·kᵀ by √d_k, d_k = q.shape[-1]."),
+    (dict(power=1), "the scores are divided by d_k; the divisor is its square root, √d_k."),
+)
 _NAN = Mistake("returns NaN: is a whole row masked, or inf − inf somewhere?", when=lambda g, *a: g.isnan().any())
 _READY_MADE = ("course_utils", "masked_softmax", "scaled_dot_product_attention")
 _AS_THE_COURSE = dict(otherwise="right shape, but the numbers differ from the course's.", forbid=_READY_MADE, atol=1e-5)
@@ -74,11 +74,6 @@ MASKED_SOFTMAX = Exercise(  # Exercise 1a: my_masked_softmax(scores, mask), soft
     **_AS_THE_COURSE,  # otherwise, forbid, atol
 )
 check_masked_softmax = MASKED_SOFTMAX.check
-
-_SCALE_MISTAKES = (
-    (dict(power=0), "the scores are not scaled: divide q·kᵀ by √d_k, d_k = q.shape[-1]."),
-    (dict(power=1), "the scores are divided by d_k; the divisor is its square root, √d_k."),
-)
 ATTENTION = Exercise(  # Exercise 1b: my_attention(q, k, v, mask=None) -> out (or (out, weights))
     name="my_attention",
     success="your attention equals the course's scaled_dot_product_attention on every case.",
@@ -94,37 +89,26 @@ check_attention = ATTENTION.check
 
 
 def check_times_ten(prediction, before: float, after: float) -> bool:
-    """Predict: with every energy × 10, does eat's weight on apple (measured: before, after) go up, down, stay the same? Used in notebook 03 §2 (its exercise)."""
+    """Predict: with every score × 10, does eat's weight on apple (before, after) go up, down or stay? Used in notebook 03 §1."""
     truth = "same" if abs(after - before) < 1e-3 else ("up" if after > before else "down")
-    numbers = f"eat → apple: {before:.3f} before, {after:.3f} with every energy × 10"
-    hints = dict.fromkeys(
-        ("up", "down"), f"{numbers}. The largest energy in a row gains the most when all are multiplied."
-    )
-    hints["same"] = f"{numbers}. softmax normalises e^energy, not the energies: larger gaps give larger ratios."
+    why = f"eat → apple: {before:.3f} before, {after:.3f} after. × 10 widens the gaps between scores, and softmax normalises e^score, not the scores: e^x turns wider gaps into larger ratios."
     todo = 'set my_prediction_x10 to "up", "down" or "same", then re-run this cell.'
-    return check_choice(prediction, truth, hints, todo=todo, success=f"{numbers}. Section 4 shows why this matters.")
+    return check_choice(prediction, truth, dict.fromkeys(("up", "down", "same"), why), todo=todo, success=why)
 
 
 def check_causal_top(guess, weights_row, words) -> bool:
-    """Predict: under the causal mask, which word gets eat's largest weight (the measured row)? Used in notebook 03 §5 (its exercise)."""
-    words, row = list(words), torch.as_tensor(weights_row)
-    numbers = ", ".join(f"{w} {x:.2f}" for w, x in zip(words, row.tolist()))
-    hints = {w: f"the causal mask hides {w!r} from eat: {numbers}." for w in words}  # a word with weight 0
-    hints |= {
-        w: f"eat's row under the causal mask: {numbers}. Look at which keys are non-zero."
-        for w, x in zip(words, row)
-        if x != 0
-    }
+    """Predict: under the causal mask, which word gets eat's largest weight (the measured row)? Used in notebook 03 §6."""
+    row = dict(zip(words, torch.as_tensor(weights_row).tolist()))
+    numbers = "eat's row under the causal mask: " + ", ".join(f"{w} {x:.2f}" for w, x in row.items())
+    hints = {w: f"the causal mask hides {w!r} ({numbers})." if x == 0 else numbers for w, x in row.items()}
     todo = "set my_causal_guess to one of the words eat may see, then re-run this cell."
-    return check_choice(
-        guess, words[int(row.argmax())], hints, todo=todo, success=f"eat's row under the causal mask: {numbers}."
-    )
+    return check_choice(guess, max(row, key=row.get), hints, todo=todo, success=numbers + ".")
 
 
 def toy_weights(W_Q, W_K, words=TOY_WORDS) -> torch.Tensor:
     """(T, T) attention weights of the toy sentence for 2×2 W_Q, W_K (Q = X W_Q, K = X W_K, scale √2). Used in notebook 03 (an exercise)."""
     X = toy_embeddings(words)
-    W_Q, W_K = torch.as_tensor(W_Q, dtype=DTYPE), torch.as_tensor(W_K, dtype=DTYPE)
+    W_Q, W_K = (torch.as_tensor(W, dtype=X.dtype) for W in (W_Q, W_K))
     if W_Q.shape != (2, 2) or W_K.shape != (2, 2):
         raise ValueError(f"W_Q and W_K must be 2×2; got {tuple(W_Q.shape)} and {tuple(W_K.shape)}")
     return torch.softmax((X @ W_Q) @ (X @ W_K).T / math.sqrt(2), dim=-1)
@@ -140,7 +124,7 @@ EAT_APPLE = Exercise(  # Exercise 2: 2×2 W_Q, W_K such that eat looks at apple 
     success="eat's largest weight is on apple and apple's on eat, each above 0.5.",
     reference=toy_weights(torch.tensor([[0.0, 2.0], [2.0, 0.0]]), 2 * torch.eye(2)),
     mistakes=(
-        Mistake("apple looks at eat, but eat not at apple (section 6).", when=lambda w: _looks(w, "apple", "eat")),
+        Mistake("apple looks at eat, eat not at apple: W^Q and W^K swapped?", when=lambda w: _looks(w, "apple", "eat")),
         Mistake("eat looks at apple, but apple does not look at eat yet.", when=lambda w: _looks(w, "eat", "apple")),
     ),
     otherwise="neither looks at the other yet: which feature should each word's query ask for?",
@@ -156,13 +140,11 @@ def check_eat_apple_pair(W_Q, W_K) -> bool:
 
 
 def check_init_guess(guess, measured: dict) -> bool:
-    """Predict: which init gives the larger layer-0 mean row max (`measured`: {init: value})? Used in notebook 03 (its Evidence part: Starting weights and the size of the scores)."""
+    """Predict: which init gives the larger layer-0 mean row max (`measured`: {init: value})? Used in notebook 03 (Evidence part)."""
     if set(measured) != set(INITS):
         raise ValueError(f"measured must have exactly the keys {INITS}; got {sorted(measured)}")
     numbers = f"mean row max {measured['torch_default']:.3f} (torch_default) vs {measured['xavier']:.3f} (xavier)"
-    hint = f"{numbers}. Compare the entries' sizes above with section 4: what does softmax do with scores of std ≫ 1?"
-    success = f"{numbers}: the larger the input entries, the larger the scores, and softmax turns large scores into a hard pick."
+    hint = f"{numbers}. How large is layer 0's input under each init (below)? What does softmax do with large scores?"
+    success = f"{numbers}: the larger the input entries, the larger the scores; softmax makes large scores a hard pick."
     todo = 'set my_guess to "xavier" or "torch_default", then run the cells again.'
-    return check_choice(
-        guess, max(INITS, key=lambda init: measured[init]), dict.fromkeys(INITS, hint), todo=todo, success=success
-    )
+    return check_choice(guess, max(INITS, key=measured.get), dict.fromkeys(INITS, hint), todo=todo, success=success)
