@@ -10,7 +10,6 @@ import pytest
 import torch
 from notebook_cells import solution_blocks  # tests/ is on sys.path under pytest
 
-from course_utils.core.toys import TOY_WQ, one_hot
 from course_utils.exercises import nb02
 from course_utils.exercises.framework import NOT_ANSWERED, NOT_YET, learner
 from course_utils.trace.tracing import run_with_trace
@@ -103,19 +102,36 @@ def test_qkv_by_hand(capsys):
 def test_same_q_prediction(model, capsys):
     from course_utils.measures.qkv import layer_input
 
-    a, b = (layer_input(model, s)[0][3] for s in ("we want to eat apple", "we want to eat bread"))
+    a, b = (layer_input(model, s)[0][3] for s in ("we want to eat apple", "they want to eat bread"))
     truth = torch.equal(model.encoder[0].self_attn.w_q(a), model.encoder[0].self_attn.w_q(b))
     assert truth is True and nb02.check_same_q_prediction(truth)
     assert not nb02.check_same_q_prediction(False) and "one row at a time" in capsys.readouterr().out
 
 
-def test_toy_query(capsys):
-    answer = 0.25 * TOY_WQ[0] + 0.75 * TOY_WQ[2]
-    assert torch.equal(answer, (0.25 * one_hot("eat") + 0.75 * one_hot("read")) @ TOY_WQ)
-    assert nb02.check_toy_query(answer) and nb02.check_toy_query([2.5, 0.0, 0.5])
-    assert not nb02.check_toy_query(TOY_WQ[2]) and nb02.TOY_QUERY.mistakes[0].hint in capsys.readouterr().out
-    for wrong in (0.75 * TOY_WQ[0] + 0.25 * TOY_WQ[2], [2.5, 0.0]):
-        assert not nb02.check_toy_query(wrong)
+def _toy():  # the notebook's toy: i want apples; W^Q reads action x 3, W^K person, W^V many
+    X = torch.tensor([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, 1.0, 0.0]])
+    W_Q, W_K, W_V = (
+        torch.tensor([[0.0], [0.0], [3.0]]),
+        torch.tensor([[1.0], [0.0], [0.0]]),
+        torch.tensor([[0.0], [1.0], [0.0]]),
+    )
+
+    def soft_lookup(q, K, V):
+        weights = torch.softmax(K @ q, dim=0)
+        return weights @ V, K @ q, weights
+
+    return {"X": X, "W_Q": W_Q, "W_K": W_K, "W_V": W_V, "soft_lookup": soft_lookup}
+
+
+def test_sharpness(capsys):
+    toy = _toy()
+    weights = toy["soft_lookup"](toy["X"][1] @ (toy["W_Q"] / 3), toy["X"] @ toy["W_K"], toy["X"] @ toy["W_V"])[2]
+    assert nb02.check_sharpness(weights[0]) and nb02.check_sharpness(0.576) and nb02.check_sharpness(weights[0].item())
+    for mistake in nb02.SHARPNESS.mistakes:
+        assert not nb02.check_sharpness(mistake.gives) and mistake.hint in capsys.readouterr().out
+    assert not nb02.check_sharpness(1 / 3) and nb02.SHARPNESS.otherwise in capsys.readouterr().out
+    for wrong in ("0.576", [0.576, 0.212]):
+        assert not nb02.check_sharpness(wrong) and "one number" in capsys.readouterr().out
 
 
 def test_cross_rows(model, capsys):
@@ -134,7 +150,7 @@ CHECKS = [
     nb02.check_qkv_layers,
     nb02.check_qkv_by_hand,
     nb02.check_same_q_prediction,
-    nb02.check_toy_query,
+    nb02.check_sharpness,
     lambda x: nb02.check_cross_rows(x, x),
 ]
 
@@ -146,13 +162,12 @@ def test_unanswered_prints_one_line_each_and_gives_nothing_away(capsys):
         assert not (nb02.check_qkv_layers if fn.__code__.co_argcount == 1 else nb02.check_qkv_by_hand)(fn)
     out = capsys.readouterr().out
     assert out.count(NOT_ANSWERED) == len(out.splitlines()) == 7
-    assert "2.5" not in out and "5 rows" not in out and "weight.T" not in out and "True:" not in out
+    assert "0.576" not in out and "5 rows" not in out and "weight.T" not in out and "True:" not in out
 
 
 def test_the_notebooks_worked_solutions_pass(model, capsys):
     """Exec each Solution block of notebook 02 with the names the notebook defines before it."""
-    X = torch.tensor([[0.1, 0.0, 0.0, 0.9], [0.6, 0.0, 0.9, 0.0], [0.9, 0.1, 0.0, 0.0]])
-    ns = {"torch": torch, "nn": torch.nn, "X": X, "TOY_WQ": TOY_WQ, "one_hot": one_hot, "model": model}
+    ns = {"torch": torch, "nn": torch.nn, "model": model, **_toy()}
     ns.update(run_with_trace=run_with_trace, ex=nb02)
     blocks = solution_blocks("02_qkv_linear_layers.ipynb")
     assert len(blocks) == 3

@@ -5,7 +5,6 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from course_utils.core.toys import TOY_VOCAB, TOY_WQ
 from course_utils.exercises.framework import Exercise, Mistake, like, whole
 
 _LAYER_MISTAKES = (
@@ -68,26 +67,28 @@ BY_HAND = Exercise(  # Exercise 1b: my_project(X, layer) = layer(X), from layer.
 )
 check_qkv_by_hand = BY_HAND.check
 
-SAME_Q = Exercise(  # Predict: is layer 0's query of 'eat' the same in 'we want to eat apple' and '... bread'? (Yes.)
+SAME_Q = Exercise(  # Predict: is layer 0's query of 'eat' the same in 'we want to eat apple' and 'they ... bread'? Yes
     todo="set my_prediction (the cell above) to True or False, then re-run this cell.",
     success="right: a linear layer reads one word's vector at a time, so 'eat' has the same query.",
     reference=True,
-    otherwise="the cell says the same: W^Q reads each word's own vector (word + position), one row at a time.",
+    otherwise="not so: W^Q reads each word's own vector (word + position), one row at a time, so the query is the same.",
 )
 check_same_q_prediction = SAME_Q.check
 
-_EAT, _READ = TOY_WQ[TOY_VOCAB.index("eat")], TOY_WQ[TOY_VOCAB.index("read")]
-TOY_QUERY = Exercise(  # Exercise 2: the toy query of x = 0.25·one_hot('eat') + 0.75·one_hot('read'): x · TOY_WQ
-    todo="set my_toy_query to a vector of 3 numbers, then re-run.",
-    success=f"{[round(v, 2) for v in (0.25 * _EAT + 0.75 * _READ).tolist()]}: a weighted mix of two rows of W^Q.",
-    reference=0.25 * _EAT + 0.75 * _READ,  # float64, as TOY_WQ
-    mistakes=(Mistake("that is the query of 'read' alone; x mixes 'eat' (0.25) and 'read' (0.75).", _READ),),
-    otherwise="x · W^Q = 0.25 · (row of 'eat') + 0.75 · (row of 'read').",
-    returns="a vector of 3 numbers",
-    convert=lambda got, want: like(got, want).to(want.dtype).reshape(-1),
-    atol=1e-4,
+SHARPNESS = Exercise(  # Exercise 2: W^Q reads 'action' times 1, not 3: scores 1, 0, 0, want's weight on i e / (e + 2)
+    todo="set my_weight_on_i to one number, then re-run.",
+    success="0.576 = e / (e + 2): scores 1, 0, 0 lie closer together than 3, 0, 0, so the weights are softer.",
+    reference=torch.e / (torch.e + 2),
+    mistakes=(
+        Mistake("that is the weight with the factor 3: divide W_Q by 3 first.", torch.e**3 / (torch.e**3 + 2)),
+        Mistake("that is the weight on each other word; the question asks for i, word 0.", 1 / (torch.e + 2)),
+        Mistake("a softmax never gives one key all the weight: compute it with soft_lookup.", 1.0),
+    ),
+    otherwise="with the factor 1 the scores are 1, 0, 0: compute the weights with soft_lookup.",
+    returns="one number",
+    atol=1e-3,
 )
-check_toy_query = TOY_QUERY.check
+check_sharpness = SHARPNESS.check
 
 CROSS_ROWS = Exercise(  # Exercise 3: rows of Q (<bos> ich kann brot essen) and K (i can eat bread) in cross-attention
     todo="give two whole numbers, the rows of Q and of K, then re-run.",
