@@ -201,7 +201,10 @@ def test_word_and_cloud_spread_notebook_match_library():
 
 
 def test_rank_and_strong_directions_notebook_match_linalg(shipped_model):
-    ns = definitions("04_multi_head_attention.ipynb", "rank and strong directions")
+    ns = {  # the rank in the lesson (section 7), the strong directions where the Evidence part first counts them
+        **definitions("04_multi_head_attention.ipynb", "rank"),
+        **definitions("04_multi_head_attention.ipynb", "strong directions"),
+    }
     m = shipped_model
     blocks = [L.self_attn for L in m.encoder] + [a for L in m.decoder for a in (L.self_attn, L.cross_attn)]
     mats = [getattr(a, f"w_{n}").weight.detach().double() for a in blocks for n in "qkv"]

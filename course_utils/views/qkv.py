@@ -113,8 +113,8 @@ def plot_singular_values(
         ax.set_xlim(0.5, len(s) + 0.5)
         ax.set_xlabel("direction (1 = strongest)")
         ax.set_title(name, fontsize=10)
+        ax.legend(fontsize=7, loc="lower left")  # in every panel: a reader looks at one panel at a time
     axes[0, 0].set_ylabel("trained / initial singular value\n(log scale; 1 = unchanged)")
-    axes[0, 0].legend(fontsize=7, loc="lower left")
     fig.suptitle(title, fontsize=11)
     fig.set_layout_engine("tight")  # laid out when drawn: once per PNG in a widget
     plain = [n.replace("$", "").replace("{", "").replace("}", "") for n in names]
