@@ -1,7 +1,7 @@
 """The course's hand-made examples: small vectors and matrices with values chosen so they can be read by eye.
 
     SENTENCES_2D, SENTENCES_3D    sentences as 2-D / 3-D topic vectors (notebook 01; SENTENCES_2D again in 10 §2)
-    WORDS_2D                      word vectors for 01's closing question ("eat" in "eat apple" and "eat book")
+    WORDS_2D                      word vectors for 01's closing question ("devour" in "devour apple" / "devour book")
     TOY_VOCAB, TOY_WQ, one_hot    a four-word vocabulary and a W^Q with one row per word (notebook 02 §3)
     toy_embeddings(words)         (T, 2) word vectors, features TOY_FEATURES = (action, edible) (notebook 03)
 
@@ -40,8 +40,9 @@ SENTENCES_3D: dict[str, tuple[float, float, float]] = {
     "read letter": (0.2, 0.1, 0.7),
 }
 
-# Word vectors for the closing question (course's choice): is "eat" in "eat apple" the same as in "eat book"?
-WORDS_2D: dict[str, tuple[float, float]] = {"eat": (0.7, 0.3), "apple": (0.9, 0.1), "book": (0.1, 0.9)}
+# Word vectors for the closing question (course's choice): "devour" means eat in "devour apple", read eagerly in
+# "devour book", yet a fixed table gives it one vector
+WORDS_2D: dict[str, tuple[float, float]] = {"devour": (0.7, 0.3), "apple": (0.9, 0.1), "book": (0.1, 0.9)}
 
 # ---- 03: a tiny sentence with hand-made 2-D word vectors ----
 

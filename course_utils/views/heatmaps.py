@@ -48,9 +48,12 @@ def heatmap(
     vmax: float | None = None,
     cbar: bool = True,
     cbar_label: str | None = None,
+    grey_diagonal: bool = False,
+    outline=(),
 ):
     """Annotated, word-labelled heatmap (the look of seaborn's heatmap, drawn with imshow: fast enough
-    for widgets). matrix (rows, cols).
+    for widgets). matrix (rows, cols). grey_diagonal=True greys out the diagonal (a row paired with itself);
+    outline=[(row, col), ...] draws a black box around those cells (both used in notebook 01).
 
     Used in notebooks 01 (More dimensions keep more topics apart), 03 §2, §5 and 10 §7.
     """
@@ -68,9 +71,15 @@ def heatmap(
     ax.vlines(np.arange(0.5, len(col_labels) - 1), -0.5, len(row_labels) - 0.5, color="white", linewidth=0.5)
     for side in ax.spines.values():
         side.set_visible(False)
+    for i in range(min(m.shape)) if grey_diagonal else ():
+        ax.add_patch(plt.Rectangle((i - 0.5, i - 0.5), 1, 1, facecolor="0.85", edgecolor="white", lw=0.5))
+    for i, j in outline:
+        ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, ec="black", lw=2.5, zorder=4, clip_on=False))
     if annot:
         rgba = im.cmap(im.norm(m))
         light = (0.299 * rgba[..., 0] + 0.587 * rgba[..., 1] + 0.114 * rgba[..., 2]) > 0.5
+        if grey_diagonal:
+            np.fill_diagonal(light, True)  # dark numbers on the grey
         for i in range(m.shape[0]):
             for j in range(m.shape[1]):
                 ax.text(
@@ -93,9 +102,17 @@ def heatmap(
         ax,
         f"Heatmap{f' {title!r}' if title else ''}: rows are {ylabel or 'the rows'} ({_words(row_labels)}), "
         f"columns are {xlabel or 'the columns'} ({_words(col_labels)}){scale}"
-        + (", each cell labelled with its value." if annot else "."),
+        + (", each cell labelled with its value" if annot else "")
+        + _marks(row_labels, col_labels, grey_diagonal, outline)
+        + ".",
     )
     return ax.figure
+
+
+def _marks(row_labels, col_labels, grey_diagonal: bool, outline) -> str:
+    """Alt text for heatmap's grey_diagonal and outline (empty when neither is used)."""
+    boxed = "; ".join(f"{row_labels[i]} with {col_labels[j]}" for i, j in outline)
+    return ("; the diagonal greyed out" if grey_diagonal else "") + (f"; outlined: {boxed}" if boxed else "")
 
 
 def show_heatmaps(
@@ -147,7 +164,9 @@ def show_heatmaps(
         (f"{suptitle}: " if suptitle else "")
         + f"{panels}: rows are {ylabel or 'the rows'} ({_words(row_labels)}), columns are {xlabel or 'the columns'} "
         f"({_words(col_labels)}); colour: {cbar_label}"
-        + (", brighter = larger." if kwargs.get("cmap", "viridis") == "viridis" else "."),
+        + (", brighter = larger" if kwargs.get("cmap", "viridis") == "viridis" else "")
+        + _marks(row_labels, col_labels, kwargs.get("grey_diagonal", False), kwargs.get("outline", ()))
+        + ".",
     )
     return fig
 

@@ -22,6 +22,7 @@ from course_utils.views.style import describe, fixed_layout
 
 # Okabe-Ito colours (colour-blind safe, no red/green pair): food orange, drink blue, reading reddish purple.
 TOPIC_COLOURS = {"eat": "#E69F00", "drink": "#0072B2", "read": "#CC79A7"}
+PAIR_COLOURS = ("black", "#009E73")  # plot_pair's first and second sentence (no topic colour)
 AXIS_NAMES = {"eat": "food", "drink": "drink", "read": "reading"}
 AXIS_LABEL_AT = (1.3, 1.5, 1.2)  # where plot_vectors_3d names each axis (along it), clear of the word labels
 
@@ -77,14 +78,16 @@ def plot_pair(first: str, second: str, vectors: dict | None = None):
     for s, v in vectors.items():
         if s not in (first, second):
             _arrow(ax, v, "grey", s, alpha=0.35, lw=1.0, fontsize=8)
-    _arrow(ax, a, "#D55E00", first, lw=2.4)  # Okabe-Ito vermillion and sky blue: apart from the grey rest
-    _arrow(ax, b, "#56B4E9", second, lw=2.4)
+    # black and Okabe-Ito bluish green: apart from the grey rest and from the topic colours of TOPIC_COLOURS
+    _arrow(ax, a, PAIR_COLOURS[0], first, lw=2.4)
+    _arrow(ax, b, PAIR_COLOURS[1], second, lw=2.4)
     angle = np.degrees(np.arccos(np.clip(cosine(a, b), -1.0, 1.0)))
     _frame(ax, f"{first} · {second}\ndot = {dot(a, b):.2f}, cosine = {cosine(a, b):.2f} (angle {angle:.0f}°)")
     fixed_layout(fig, left=0.15, right=0.97, bottom=0.11, top=0.88)  # not tight_layout: keeps re-rendering fast
     describe(
         fig,
-        f"Arrows from the origin for the sentences, '{first}' and '{second}' in bold colours and the rest faint grey; "
+        f"Arrows from the origin for the sentences, '{first}' in bold black and '{second}' in bold green, the rest "
+        "faint grey; "
         f"x axis dimension 1 (food), y axis dimension 2 (reading): dot product {dot(a, b):.2f}, cosine "
         f"{cosine(a, b):.2f}, angle {angle:.0f}°.",
     )

@@ -13,6 +13,7 @@ from course_utils.core.toys import SENTENCES_2D
 from course_utils.measures.similarity import cosine, dot
 from course_utils.views.clientside.base import ClientSideView, chart_view
 from course_utils.views.clientside.controls import control_params
+from course_utils.views.vectors import PAIR_COLOURS
 
 # ---- notebook 01's two sentence vectors (views.vectors.plot_pair) for every pair ----
 
@@ -20,8 +21,9 @@ from course_utils.views.clientside.controls import control_params
 def pair_view(vectors=None, *, defaults: dict | None = None) -> ClientSideView:
     """views.vectors.plot_pair for every (first, second) of the 2-D sentence vectors (default
     core.toys.SENTENCES_2D), switched in the browser: every arrow from the origin, the other sentences faded grey,
-    the first in Okabe-Ito vermillion and the second in sky blue, bold; the title gives their dot product, cosine
-    and angle (precomputed with measures.similarity.dot / cosine, as plot_pair's).
+    the first in black and the second in Okabe-Ito bluish green, bold (views.vectors.PAIR_COLOURS, no topic
+    colour); the title gives their dot product, cosine and angle (precomputed with measures.similarity.dot / cosine,
+    as plot_pair's).
 
     Used in notebook 01 (Try it: pick two sentences).
     """
@@ -43,7 +45,8 @@ def pair_view(vectors=None, *, defaults: dict | None = None) -> ClientSideView:
     params.append(alt.param(name="titles", value=titles))
     rows = [{"i": i, "s": s, "x": float(v[0]), "y": float(v[1])} for i, (s, v) in enumerate(vectors.items())]
     colour = alt.Color("colour:N", scale=None)  # the second wins where first == second
-    colour_expr = "datum.i == second ? '#56B4E9' : datum.i == first ? '#D55E00' : 'grey'"
+    first_colour, second_colour = PAIR_COLOURS
+    colour_expr = f"datum.i == second ? '{second_colour}' : datum.i == first ? '{first_colour}' : 'grey'"
     chosen = "datum.i == first || datum.i == second"
     opacity = alt.condition(chosen, alt.value(1.0), alt.value(0.35))
     lim = 1.05
