@@ -140,7 +140,7 @@ def check_eat_apple_pair(W_Q, W_K) -> bool:
 
 
 def check_init_guess(guess, measured: dict) -> bool:
-    """Predict: which init gives the larger layer-0 mean row max (`measured`: {init: value})? Used in notebook 03 (Evidence part)."""
+    """Predict: which init gives the larger layer-0 mean row max (`measured`: {init: value})? Used in notebook 03 §4."""
     if set(measured) != set(INITS):
         raise ValueError(f"measured must have exactly the keys {INITS}; got {sorted(measured)}")
     numbers = f"mean row max {measured['torch_default']:.3f} (torch_default) vs {measured['xavier']:.3f} (xavier)"
