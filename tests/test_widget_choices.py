@@ -25,10 +25,9 @@ ROOT = Path(__file__).resolve().parents[1]
 WIDGET_NOTEBOOKS = [
     p for p in sorted((ROOT / "notebooks").glob("*.ipynb")) if "interactive_plot(" in p.read_text(encoding="utf-8")
 ]
-# The function behind each notebook's widget: a library view (06, 08) or the notebook's own view function (09, 10),
+# The function behind each notebook's widget: a library view (08) or the notebook's own view function (09, 10),
 # which calls run_with_trace / trace_sentence and plot_attention.
 PLOT_FUNCTIONS = {
-    "06": ["plot_word_projection"],
     "08": ["plot_five_words"],
     "09": ["head_view"],
     "10": ["real_head_view"],
@@ -37,7 +36,7 @@ PLOT_FUNCTIONS = {
 
 def test_the_notebooks_with_widgets_are_found():
     """Kernel widgets remain only where a view needs the model or a choice no client-side view precomputes
-    (06/08: one head, t-SNE, 3-D; 09/10: a sentence the learner types); the others became client-side views."""
+    (08: one head, t-SNE, 3-D; 09/10: a sentence the learner types); the others became client-side views."""
     calls = {
         p.name
         for p in sorted((ROOT / "notebooks").glob("*.ipynb"))

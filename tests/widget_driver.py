@@ -11,7 +11,7 @@ controls back afterwards. `replay_widgets(notebook)` builds a notebook's kernel 
 cell runs on the statements of earlier cells that bind the names it reads (found by `needed_statements`), so the
 widget's controls and plot function are the notebook's own, without executing the whole notebook in a kernel.
 
-Used by tests/test_widget_choices.py (the widgets of notebooks 06 §5, 08, 09 §5 and 10 §4) and
+Used by tests/test_widget_choices.py (the widgets of notebooks 08, 09 §5 and 10 §4) and
 tests/test_widget_driver.py (the driver's own tests). The library keeps no list of the widgets it builds: only a
 `recording()` block here does, and `clear_built()` empties it.
 """

@@ -17,7 +17,7 @@ import difflib
 
 class CourseInputError(ValueError):
     """Base class: bad input to a course function (a ValueError, so `except ValueError` works).
-    Used in notebook 06 §5 (caught around a view choice that cannot be drawn)."""
+    Used in notebooks 08, 09 §5 and 10 §4 (caught around a widget choice that cannot be drawn)."""
 
 
 class UnknownWordError(CourseInputError, KeyError):
@@ -55,7 +55,7 @@ class SpecialTokenError(CourseInputError):
 
 class ShapeError(CourseInputError):
     """Tensor shapes that cannot work together (e.g. q and k with different feature sizes).
-    Used in notebook 06 §5 (a projection choice that cannot be drawn); raised by core.attention (notebooks 03, 04)."""
+    Used by plot_word_projection (notebook 06: a choice it cannot draw) and core.attention (notebooks 03, 04)."""
 
 
 class ConfigError(CourseInputError):

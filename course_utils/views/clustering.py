@@ -87,7 +87,7 @@ def plot_context_distance(table: pd.DataFrame, word: str = "eat", sentences=PAIR
 def check_projection_choices(snapshots, kinds, epochs, layer, head, place, method, dims, sentences):
     """Raise a worded course error (CourseInputError / ShapeError) for every choice that cannot be drawn.
 
-    Used by plot_word_projection, whose messages notebook 06 §5 shows.
+    Used by plot_word_projection (notebook 06 §2, §6), whose messages a learner who calls it sees.
     """
     if not kinds:
         raise CourseInputError("choose at least one vector kind")
@@ -327,7 +327,7 @@ def plot_word_projection(
     Per-head kinds (q, k, v, x1) and whole-layer kinds (out, layer_out) cannot share a projection when one head
     is chosen; that and every other choice that cannot be drawn raise a CourseInputError saying what to change.
 
-    Used in notebook 06 §2 and §5 (the widget).
+    Used in notebook 06 §2 and §6 (the default of its client-side view).
     """
     kinds, epochs = tuple(dict.fromkeys(kinds)), tuple(sorted(int(e) for e in epochs))
     check_projection_choices(snapshots, kinds, epochs, layer, head, place, method, dims, sentences)

@@ -12,7 +12,7 @@ bbox_inches="tight" draws every figure twice), and every view is kept per choice
 to a view shows it at once. The plot functions must therefore depend only on their arguments: after
 changing the data a widget shows, re-run the widget's cell (or call `ui.clear_cache()`).
 
-The notebooks build widgets only where a view needs a running kernel (06 §5, 08, 09 §5, 10 §4); a view whose
+The notebooks build widgets only where a view needs a running kernel (08, 09 §5, 10 §4); a view whose
 choices are finite is drawn in the browser instead (`views.clientside`).
 
 Messages: a `core.errors.CourseInputError` is a deliberate message, worded by the course for the
@@ -45,7 +45,7 @@ class Message(str):
     """The one-line message a widget shows instead of a view; `.deliberate` is True for a CourseInputError (the
     course's own words) and False for any other exception (an accident: words from numpy, torch, ...).
 
-    Used by render, for the widgets of notebooks 06 §5, 08, 09 §5 and 10 §4.
+    Used by render, for the widgets of notebooks 08, 09 §5 and 10 §4.
     """
 
     deliberate: bool
@@ -63,7 +63,7 @@ def figure_png(fig: Figure) -> bytes:
     saved as it is: one draw. Any other figure is saved with bbox_inches="tight", like the inline
     backend, which costs a second draw.
 
-    Used by render for every figure a widget shows (notebooks 06 §5, 08, 09 §5, 10 §4).
+    Used by render for every figure a widget shows (notebooks 08, 09 §5, 10 §4).
     """
     buf = io.BytesIO()
     tight = None if fig.get_layout_engine() is not None else "tight"
@@ -91,7 +91,7 @@ def show_message(message: str) -> None:
     """Display a message as HTML that wraps between words only (JupyterLab's stdout style breaks lines anywhere,
     also in the middle of a word), with the same text as text/plain for consoles and tests.
 
-    Used by render for a widget's one-line message (notebooks 06 §5, 08, 09 §5, 10 §4).
+    Used by render for a widget's one-line message (notebooks 08, 09 §5, 10 §4).
     """
     style = "white-space: normal; word-break: normal; overflow-wrap: break-word; margin: 0.4em 0"
     html_text = f'<div class="course-widget-message" style="{style}">{html.escape(message)}</div>'
@@ -104,7 +104,7 @@ def render(plot_fn, choices: dict, out: widgets.Output, cache: OrderedDict | Non
     With a `cache` (an OrderedDict), successful views are kept by their choices (least recently used
     dropped beyond CACHE_SIZE) and shown again without calling plot_fn.
 
-    Used by interactive_plot on every change of a control (notebooks 06 §5, 08, 09 §5, 10 §4).
+    Used by interactive_plot on every change of a control (notebooks 08, 09 §5, 10 §4).
     """
     key = _key(choices) if cache is not None else None
     with out:  # anything plot_fn prints lands in the widget's output too
@@ -143,7 +143,7 @@ NOT_RUNNING = "Interactive view: run this cell to use its controls. Until then, 
 class CourseWidget(widgets.VBox):
     """The box interactive_plot returns: a VBox whose plain-text form is NOT_RUNNING instead of its repr.
 
-    Used by interactive_plot (notebooks 06 §5, 08, 09 §5, 10 §4).
+    Used by interactive_plot (notebooks 08, 09 §5, 10 §4).
     """
 
     def _repr_mimebundle_(self, **kwargs):
@@ -160,7 +160,7 @@ def interactive_plot(plot_fn, controls: dict, *, cache: bool = True) -> widgets.
     cache=True keeps each view per choice (see the module docstring); ui.clear_cache() empties it. ui.message is the
     message shown now (or None).
 
-    Used in notebooks 06 §5, 08 (The vectors we compare), 09 §5 and 10 §4.
+    Used in notebooks 08 (The vectors we compare), 09 §5 and 10 §4.
     """
     out = widgets.Output()
     views = OrderedDict() if cache else None
@@ -194,7 +194,7 @@ def controls_box(controls: list) -> widgets.Box:
     """The controls in one row that wraps onto more rows when narrow (never a tall column), with one description
     width for all, so that labels line up.
 
-    Used by interactive_plot (notebooks 06 §5, 08, 09 §5, 10 §4).
+    Used by interactive_plot (notebooks 08, 09 §5, 10 §4).
     """
     labelled = [w for w in controls if getattr(w, "description", "") and hasattr(w.style, "description_width")]
     if labelled:
@@ -215,7 +215,7 @@ def _labelled(description: str) -> dict:
 def dropdown(options, value=None, description: str = "") -> widgets.Dropdown:
     """A drop-down menu of `options`, showing `value` first (default: the first option).
 
-    Used in notebooks 06 §5, 08 (The vectors we compare), 09 §5 and 10 §4.
+    Used in notebooks 08 (The vectors we compare), 09 §5 and 10 §4.
     """
     options = list(options)
     return widgets.Dropdown(options=options, value=options[0] if value is None else value, **_labelled(description))

@@ -1,9 +1,9 @@
 """Notebook 06's word-path widget, switched in the browser: a word's path over the epochs, per layer, place, kinds.
 
-    word_path_view(snaps, PAIR, words=words, defaults={"layer": 1})    # 06 §5: one PCA per layer, place, kind set
+    word_path_view(snaps, PAIR, words=words, defaults={"layer": 1})    # 06 §6: one PCA per layer, place, kind set
 
 Every choice is views.clustering.plot_word_projection's picture (all heads, PCA, 2-D), with no kernel; one head,
-t-SNE, 3-D and hand-picked kinds or epochs stay with the kernel widget of the same section.
+t-SNE, 3-D and hand-picked kinds or epochs: call plot_word_projection itself.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def word_path_view(
     The PCA is precomputed for each (layer, place, kind set): the word only picks which path is drawn. t-SNE,
     3-D, one head and hand-picked kinds or epochs stay with plot_word_projection (a kernel).
 
-    Used in notebook 06 §5.
+    Used in notebook 06 §6.
     """
 
     sentences, places = list(sentences), tuple(places)
