@@ -1,14 +1,17 @@
 """Notebook 08's exercise specs: right answers pass, each listed mistake gets its hint, unanswered gets ✍."""
 
+import math
+
 import numpy as np
 import pytest
+import torch
 from notebook_cells import solution_blocks  # tests/ is on sys.path under pytest
 
 from course_utils import measures
-from course_utils.core.model import translate
+from course_utils.core.attention import scaled_dot_product_attention
 from course_utils.exercises import nb08
 from course_utils.exercises.framework import NOT_ANSWERED, learner
-from course_utils.measures.probing import five_sentence_traces, five_sentences, shared_positions, word_spread
+from course_utils.measures.probing import five_sentence_traces, five_sentences, word_spread
 from course_utils.measures.similarity import mean_pairwise_cosine_distance
 from course_utils.training.zoo import load_seeds
 
@@ -69,23 +72,40 @@ def test_most_moved(fn, said, seed_traces, capsys):
     assert said in capsys.readouterr().out
 
 
-def test_kept_object(capsys):
-    assert nb08.check_kept_object(nb08.kept_objects(), [4, 3, 1]) and "prediction was right" in capsys.readouterr().out
-    german = {s: {"bread": "brot", "book": "buch"}[v] for s, v in nb08.kept_objects().items()}
-    for wrong, said in [(None, NOT_ANSWERED), (german, "answer in English")]:
-        assert not nb08.check_kept_object(wrong)
+def test_earlier_output_prediction(capsys):
+    for answer, said in [(None, NOT_ANSWERED), ("changes", "cannot see a later word"), ("maybe", "answer one of")]:
+        assert not nb08.check_earlier_output(answer)
         assert said in capsys.readouterr().out
+    assert nb08.check_earlier_output("Stays") and "its output stays" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "fn, said",
+    [
+        (None, NOT_ANSWERED),
+        (lambda q, k, v, K, V: None, NOT_ANSWERED),
+        (lambda q, k, v, K, V: q, "(out, K, V)"),
+        (lambda q, k, v, K, V: (q, K, V), "not the right answer"),
+        *((learner(m.gives), m.hint) for m in nb08.CACHED_STEP.mistakes),
+    ],
+)
+def test_cached_step(fn, said, capsys):
+    assert not nb08.check_cached_step(fn)
+    assert said in capsys.readouterr().out
+
+
+def test_cached_step_is_the_last_row_of_masked_attention():
+    q, k, v, K, V = nb08.CACHED_STEP.cases[0][1]
+    out, K2, V2 = nb08.CACHED_STEP.reference(q, k, v, K, V)
+    T = K2.shape[-2]
+    Q = torch.cat([torch.randn(2, T - 1, 4, dtype=q.dtype), q], dim=-2)  # earlier queries: any
+    full, _ = scaled_dot_product_attention(Q, K2, V2, torch.ones(T, T, dtype=torch.bool).tril())
+    assert torch.allclose(full[:, -1:], out) and torch.equal(K2[:, :-1], K) and torch.equal(V2[:, -1:], v)
 
 
 def test_the_notebooks_worked_solutions_pass_their_checkers(seed_traces, capsys):
-    namespace = {"np": np, "runs": load_seeds("learned"), "translate": translate, "seed_traces": seed_traces}
-    namespace |= {"traces": five_sentences(), "shared_positions": shared_positions, "sentence": nb08.MISLEADING_AGAIN}
-    namespace |= {
-        "predicted_can": 1,
-        "predicted_kann": 5,
-        "predicted_book_seeds": None,
-        "my_word_spread_of": my_word_spread_of,
-    }
+    namespace = {"np": np, "torch": torch, "math": math, "seed_traces": seed_traces, "traces": five_sentences()}
+    namespace |= {"predicted_can": 1, "predicted_kann": 5, "my_word_spread_of": my_word_spread_of}
     namespace |= {"ex": nb08, "measures": measures}
     for block in solution_blocks("08_probe_sentences.ipynb"):
         exec(block, namespace)

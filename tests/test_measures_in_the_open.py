@@ -181,7 +181,10 @@ def test_nearer_own_notebook_matches_counterpart_stats(word_order):
 
 
 def test_word_and_cloud_spread_notebook_match_library():
-    ns = definitions("08_probe_sentences.ipynb", "word spread and cloud spread")
+    ns = {  # word spread in the lesson, cloud spread where the Evidence part first uses it
+        **definitions("08_probe_sentences.ipynb", "word spread"),
+        **definitions("08_probe_sentences.ipynb", "cloud spread"),
+    }
     traces = five_sentences(30)  # the shipped model's snapshots, as in the notebook
     for key in ("encoder.0.self.out", "encoder.1.layer_out", "decoder.0.cross.out", "decoder.1.self.q"):
         shared = shared_positions(traces, key)

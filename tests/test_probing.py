@@ -433,7 +433,7 @@ def test_nearest_margins_takes_the_smallest_over_keys(pairs):
 
 def test_notebook_08_exercise_solution_notes():
     """Exercise 2: the encoder's mover depends on the seed (seed 3 hardly moves), cross-attention's is kann on every
-    seed. Exercise 3: which object each seed keeps in 'i can eat bread book' and in 'i can eat apple book'."""
+    seed. Which object each seed keeps in 'i can eat apple book' (the seed-by-seed table) and in 'i can eat bread book'."""
     runs = load_seeds("learned")
     traces = {s: five_sentence_traces(r.model) for s, r in runs.items()}
     spreads = {

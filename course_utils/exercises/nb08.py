@@ -1,4 +1,4 @@
-"""Checkers for notebook 08 (five probe sentences: proper, nonsense, misleading)."""
+"""Checkers for notebook 08 (probe sentences: what changes when one word changes; the KV cache)."""
 
 from __future__ import annotations
 
@@ -6,11 +6,12 @@ import dataclasses
 import functools
 
 import numpy as np
+import torch
 
-from course_utils.exercises.framework import Exercise, Mistake, compared, standard_run
+from course_utils.exercises.framework import Exercise, Mistake, check_choice, compared
+from course_utils.measures.probing import shared_positions, word_spread
 from course_utils.measures.similarity import mean_pairwise_cosine_distance
 
-MISLEADING_AGAIN = "i can eat bread book"  # exercise 3: the misleading sentence with another food
 MOVED_KEYS = {"encoder.0.self.x1": "can", "decoder.0.cross.x1": "kann"}  # exercise 2: key -> seed 0's mover
 _CHECKED_KEYS = (*MOVED_KEYS, "encoder.1.layer_out", "decoder.1.layer_out")  # more keys: no hard-coded words
 
@@ -43,25 +44,16 @@ WORD_SPREAD = Exercise(
 check_word_spread = WORD_SPREAD.check  # Exercise 1
 
 
-def _spreads(traces, key: str) -> dict[str, float]:
-    from course_utils.measures.probing import word_spread
-
-    return word_spread(traces, key)
-
-
-def _not_shared(got, traces, key) -> bool:
-    from course_utils.measures.probing import shared_positions
-
-    return got not in [w for _, w in shared_positions(traces, key)]
-
-
 MOST_MOVED = Exercise(
     name="most_moved",
     success="",
-    reference=lambda traces, key: max((sp := _spreads(traces, key)), key=sp.get),
+    reference=lambda traces, key: max((sp := word_spread(traces, key)), key=sp.get),
     mistakes=(
-        Mistake("that is not one of the words all five sentences share.", when=_not_shared),
-        Mistake("moves least; take the largest spread.", lambda t, key: min(sp := _spreads(t, key), key=sp.get)),
+        Mistake(
+            "that is not one of the words all five sentences share.",
+            when=lambda got, t, key: got not in dict(shared_positions(t, key)).values(),
+        ),
+        Mistake("moves least; take the largest spread.", lambda t, key: min(sp := word_spread(t, key), key=sp.get)),
     ),
     otherwise="another shared word moves more. Stack one word's vectors across the five sentences (row i: traces[i].vectors(key)[position]).",
     returns="the word itself (a str)",
@@ -72,41 +64,43 @@ MOST_MOVED = Exercise(
 
 def check_most_moved(fn, seed_traces, predicted_can=None, predicted_kann=None) -> bool:
     """Exercise 2 (MOST_MOVED, every seed, four keys); predicted_can / _kann (on how many seeds) are not graded. Used in notebook 08."""
-    from course_utils.measures.verdicts import seed_verdict
-
     said = []
     for (key, word), guess in zip(MOVED_KEYS.items(), (predicted_can, predicted_kann)):
         found = {s: MOST_MOVED.reference(traces, key) for s, traces in seed_traces.items()}
-        holds = {s: w == word for s, w in found.items()}
-        said.append(f"{key}: {word!r} moves most — {seed_verdict(holds)} (seed: word {found}); {word}: ")
-        said[-1] += compared(guess, sum(holds.values()))
+        said.append(f"{key}: the word that moves most on each seed {found}; {word}: ")
+        said[-1] += compared(guess, sum(w == word for w in found.values()))
     cases = [(f"seed {s}, {key}", (traces, key)) for key in _CHECKED_KEYS for s, traces in seed_traces.items()]
     return dataclasses.replace(MOST_MOVED, success=" ".join(said), cases=cases).check(fn)
 
 
-@functools.cache
-def kept_objects(sentence: str = MISLEADING_AGAIN) -> dict[int, str]:
-    """{seed: the English object its translation of `sentence` keeps}. Used in notebook 08 (exercise 3's check)."""
-    from course_utils.core.model import translate
-    from course_utils.training.zoo import SEEDS
+def check_earlier_output(my_prediction) -> bool:
+    """The cache section's prediction: "changes" or "stays" (an earlier word's output, causal mask, a word appended)."""
+    return check_choice(
+        my_prediction,
+        "stays",
+        {"stays": "", "changes": "with the causal mask an earlier row cannot see a later word."},
+        todo='set my_prediction to "changes" or "stays", then re-run this cell.',
+        success="with the causal mask an earlier row may only look at itself and the words before it: it reads the same keys and values as before, so its output stays. The next cells show it.",
+    )
 
-    german = {"brot": "bread", "buch": "book", "apfel": "apple", "zeitung": "newspaper"}
-    words = {s: translate(standard_run("learned", s).model, sentence) for s in SEEDS}
-    return {s: next((german[w] for w in words[s] if w in german), "neither") for s in SEEDS}
+
+def _step(q, k, v, K, V, grow=True, scale=True):  # the reference (and its mistakes): one step of cached attention
+    K2, V2 = torch.cat([K, k], -2), torch.cat([V, v], -2)
+    keys, values = (K2, V2) if grow else (K, V)
+    return torch.softmax(q @ keys.transpose(-2, -1) / (q.shape[-1] ** 0.5 if scale else 1), -1) @ values, K2, V2
 
 
-def check_kept_object(kept, my_prediction=None) -> bool:
-    """Exercise 3: kept = {seed: "bread" or "book"} in MISLEADING_AGAIN; my_prediction (the 'book' seeds) is not graded. Used in notebook 08."""
-    want = kept_objects()
-    book = sorted(s for s, v in want.items() if v == "book")
-    apple = sorted(s for s, v in kept_objects("i can eat apple book").items() if v == "book")
-    return Exercise(
-        todo="fill in kept = {seed: 'bread' or 'book'} from each seed's translation.",
-        success=f"the book survives on seeds {book}, the bread on {sorted(set(want) - set(book))}; in 'i can eat apple book' on seeds {apple}. {compared(my_prediction, book)}",
-        reference=want,
-        mistakes=(
-            Mistake("answer in English: 'bread' or 'book'.", when=lambda got: set(got.values()) & {"brot", "buch"}),
-        ),
-        otherwise=f"some seed keeps the other object: translate '{MISLEADING_AGAIN}' with runs[seed].model.",
-        returns=f"a dict with one answer for each seed {sorted(want)}, 'bread' or 'book'",
-    ).check(kept)
+_QKV = [torch.as_tensor(_RNG.normal(size=(2, n, 4))) for n in (1, 1, 1, 3, 3, 0, 0)]
+CACHED_STEP = Exercise(
+    name="cached_step",
+    success="out is the last row of causal attention over all the words so far, and each cache grew by one row.",
+    reference=_step,
+    cases=[("a cache of 3 words", tuple(_QKV[:5])), ("the first step, an empty cache", (*_QKV[:3], *_QKV[5:]))],
+    mistakes=(
+        Mistake("append k and v first: the new word sees itself.", gives=functools.partial(_step, grow=False)),
+        Mistake("divide the scores by √dh, as in notebook 03.", gives=functools.partial(_step, scale=False)),
+        Mistake("return the grown caches.", gives=lambda q, k, v, K, V: (_step(q, k, v, K, V)[0], K, V)),
+    ),
+    returns="(out, K, V): three tensors",
+)
+check_cached_step = CACHED_STEP.check  # Exercise 3
