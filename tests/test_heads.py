@@ -495,6 +495,12 @@ def test_every_heads_figure_says_what_it_shows_in_its_alt_text(shipped_batch):
     grid = pd.DataFrame({m: 0.5 for m in ("itself", "previous")}, index=idx)
     said = alt_text(plot_head_grid(grid, ("itself", "previous"), title="MiniLM"))
     assert said.startswith("MiniLM: one small heatmap per measure (itself, previous)") and "heads (0 to 2)" in said
+    rows = plot_head_grid(grid.assign(next=0.1, cls=0.9), ("itself", "previous", "next", "cls"), ncols=3)
+    shown = [ax for ax in rows.axes if ax.get_visible() and ax.get_title()]  # the colour bar has no title
+    assert len(shown) == 4 and not rows.axes[5].get_visible()  # two rows of three, the sixth panel hidden
+    assert all([t.get_text() for t in ax.get_xticklabels()] == ["0", "1", "2"] for ax in shown)  # every head
+    labelled = [any(t.get_text() for t in ax.get_yticklabels()) for ax in shown]
+    assert labelled == [True, False, False, True]  # the layers named in the first column
     import matplotlib.pyplot as plt
 
     plt.close("all")

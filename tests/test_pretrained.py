@@ -27,6 +27,7 @@ from course_utils.measures.pretrained import (
     PARAPHRASES,
     ablation_drops,
     bootstrap_spread,
+    head_batch,
     head_masses,
     intervention_margins,
     pair_margins,
@@ -239,6 +240,24 @@ def test_head_masses_equal_the_weights_and_find_the_previous_token_head(model):
     table = head_masses(cache, batch.lengths, model.cfg.n_layers)
     check_head_masses(table, head_masses_by_hand(model, SENTENCES))
     check_one_previous_token_head(table)
+
+
+def test_head_batch_is_the_recording_as_a_batch_trace(model):
+    """head_batch holds what record_sentences records, both sides' lengths the sentences' real lengths, so notebook
+    10 §5's head_difference and mean_row_max read MiniLM's heads as they read the course model's."""
+    from course_utils.measures.attention_stats import head_difference, mean_row_max
+
+    heads = head_batch(model, SENTENCES)
+    cache, batch = record_sentences(model, SENTENCES, ["*.weights", "*.mask"])
+    assert heads.weights.keys() == {k for k in cache if k.endswith(".weights")} and heads.n_layers == 6
+    assert all(torch.equal(heads.weights[k], cache[k]) for k in heads.weights)
+    assert all(torch.equal(heads.masks[k], cache[k]) for k in heads.masks) and len(heads.masks) == 6
+    assert torch.equal(heads.src_len, batch.lengths) and torch.equal(heads.tgt_len, batch.lengths)
+    w = cache[trace_key("encoder self", 0, "weights")].double()
+    n = int(batch.lengths[0])
+    by_hand = w[0, :, :n, :n].amax(-1).mean()  # one sentence: the row max averaged over heads and real queries
+    assert abs(mean_row_max(head_batch(model, SENTENCES[:1]), "encoder self", 0) - float(by_hand)) < 1e-12
+    assert 0 < head_difference(heads, "encoder self", 0) < 1
 
 
 def test_the_head_mass_checks_reject_wrong_masses(model):

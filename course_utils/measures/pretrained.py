@@ -1,5 +1,6 @@
 """Notebook 10's measures of the pretrained encoder (MiniLM): where its heads look, and what each head is worth.
 
+    heads = head_batch(model, sentences)             # every layer's attention over many sentences, as a BatchTrace
     masses = head_masses(cache, lengths, n_layers)   # per (layer, head): weight on previous, next, itself, [CLS], [SEP]
     paraphrase_cosines(model)                        # (12,) cosine of each PARAPHRASES pair's sentence embeddings
     pair_margins(model)                              # per pair: paraphrase cosine, unrelated cosine, their margin
@@ -18,8 +19,9 @@ import torch  # noqa: E402
 
 from course_utils.core.places import trace_key
 from course_utils.core.pretrained import PLACE, MiniLM, mean_pool
+from course_utils.measures.attention_stats import BatchTrace
 from course_utils.trace.interventions import copy_row_from
-from course_utils.trace.pretrained import trace_sentence
+from course_utils.trace.pretrained import record_sentences, trace_sentence
 from course_utils.trace.tracing import patch
 
 # A small paraphrase set written for this course: pairs that say the same thing in other words.
@@ -42,6 +44,19 @@ PARAPHRASES: tuple[tuple[str, str], ...] = (
 # ------------------------------------------------------------------------------------------- heads
 
 HEAD_MEASURES = ("previous", "next", "itself", "[CLS]", "[SEP]")
+
+
+def head_batch(model: MiniLM, sentences) -> BatchTrace:
+    """One padded pass of `sentences`, recording every layer's attention weights and masks, as the BatchTrace that
+    head_difference and mean_row_max (notebooks 04, 09) read. An encoder has one side: its lengths stand for both
+    sides, and there are no word roles.
+
+    Used in notebook 10 §5.
+    """
+    cache, batch = record_sentences(model, list(sentences), ["*.weights", "*.mask"])
+    weights = {k: v for k, v in cache.items() if k.endswith(".weights")}
+    masks = {k: v for k, v in cache.items() if k.endswith(".mask")}
+    return BatchTrace(list(sentences), weights, masks, batch.lengths, batch.lengths, [], [], model.cfg.n_layers)
 
 
 def head_masses(weights: dict[str, torch.Tensor], lengths: torch.Tensor, n_layers: int) -> pd.DataFrame:

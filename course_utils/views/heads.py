@@ -2,7 +2,7 @@
 
     plot_roles(batch, "cross", 1)                               # 09 §2: one panel per head, by word role
     plot_vocab_scores_by_head(tables, ["head 0", "head 1"])     # 09 §3: which key word each query word prefers
-    plot_head_grid(head_masses(cache, lengths, n_layers))       # 10 §4: layers x heads, one panel per measure
+    plot_head_grid(head_masses(cache, lengths, n_layers))       # 10 §5: layers x heads, one panel per measure
 
 The numbers are `measures.attention_stats.role_attention`, `measures.weight_maps.vocab_scores` and
 `measures.pretrained.head_masses`.
@@ -20,28 +20,52 @@ from course_utils.views.heatmaps import heatmap, show_heatmaps
 from course_utils.views.style import describe, fixed_layout
 
 
-def plot_head_grid(table: pd.DataFrame, measures=HEAD_MEASURES, title: str = ""):
+def plot_head_grid(table: pd.DataFrame, measures=HEAD_MEASURES, title: str = "", ncols: int | None = None):
     """One small layers × heads panel per measure of `head_masses`, one shared colour bar (0..1).
 
-    Used in notebook 10 §4.
+    ncols=None: all panels in one row, every other head labelled (the default). ncols=3: rows of three larger
+    panels, every layer and head labelled, thin lines between the cells, so a head can be found without counting.
+
+    Used in notebook 10 §5.
     """
     import matplotlib.pyplot as plt
 
     n_layers = table.index.get_level_values("layer").nunique()
     n_heads = table.index.get_level_values("head").nunique()
-    fig, axes = plt.subplots(1, len(measures), figsize=(3.1 * len(measures) + 1.2, 3.0), squeeze=False)
+    if ncols is None:
+        fig, axes = plt.subplots(1, len(measures), figsize=(3.1 * len(measures) + 1.2, 3.0), squeeze=False)
+    else:
+        nrows = -(-len(measures) // ncols)
+        fig, axes = plt.subplots(nrows, ncols, figsize=(3.9 * ncols + 1.2, 2.9 * nrows), squeeze=False)
+        for ax in axes.flat[len(measures) :]:
+            ax.set_visible(False)
     im = None
-    for ax, m in zip(axes[0], measures):
+    for ax, m in zip(axes.flat, measures):
         grid = table[m].to_numpy().reshape(n_layers, n_heads)
         im = ax.imshow(grid, cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto", interpolation="nearest")
         ax.set_title(f"on {m}" if m != "itself" else "on itself", fontsize=10)
-        ax.set_xticks(range(n_heads), labels=[str(h) if h % 2 == 0 else "" for h in range(n_heads)], fontsize=8)
-        ax.set_yticks(range(n_layers), labels=[str(layer) for layer in range(n_layers)] if ax is axes[0][0] else [])
+        first_column = ax in axes[:, 0]
+        if ncols is None:
+            heads = [str(h) if h % 2 == 0 else "" for h in range(n_heads)]
+            first_column = ax is axes[0][0]
+        else:
+            heads = [str(h) for h in range(n_heads)]
+            ax.set_xticks(np.arange(-0.5, n_heads), minor=True)
+            ax.set_yticks(np.arange(-0.5, n_layers), minor=True)
+            ax.grid(which="minor", color="white", linewidth=0.6)
+            ax.tick_params(which="minor", length=0)
+        ax.set_xticks(range(n_heads), labels=heads, fontsize=8)
+        ax.set_yticks(range(n_layers), labels=[str(layer) for layer in range(n_layers)] if first_column else [])
         ax.set_xlabel("head")
         ax.tick_params(length=0)
-    axes[0][0].set_ylabel("layer")
-    fixed_layout(fig, left=0.05, right=0.9, bottom=0.17, top=0.8, wspace=0.08)
-    cax = fig.add_axes((0.915, 0.17, 0.012, 0.63))
+        if first_column:
+            ax.set_ylabel("layer")
+    if ncols is None:
+        fixed_layout(fig, left=0.05, right=0.9, bottom=0.17, top=0.8, wspace=0.08)
+        cax = fig.add_axes((0.915, 0.17, 0.012, 0.63))
+    else:
+        fixed_layout(fig, left=0.05, right=0.9, bottom=0.1, top=0.86, wspace=0.08, hspace=0.55)
+        cax = fig.add_axes((0.915, 0.1, 0.012, 0.76))
     fig.colorbar(im, cax=cax, label="mean attention weight")
     fig.suptitle(title or "Where each head looks, averaged over the sentences' real tokens")
     return describe(
