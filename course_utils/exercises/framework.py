@@ -33,24 +33,27 @@ WRONG_TYPE = (TypeError, ValueError, RuntimeError, IndexError, AttributeError)  
 
 
 def feedback(ok: bool, success: str, hint: str) -> bool:
-    """Print ✅ success or ❌ hint and return ok (every checker)."""
+    """Print ✅ success or ❌ hint and return ok (every checker). Used by the checkers of notebooks 01-10."""
     print(("✅ " + success) if ok else (NOT_YET + hint))
     return bool(ok)
 
 
 def short(x) -> str:
-    """A learner's value on one line (the wrong-type line): its type and at most 60 characters of repr."""
+    """A learner's value on one line (the wrong-type line): its type and at most 60 characters of repr.
+    Used by the checkers of notebooks 01-10."""
     text = " ".join(repr(x).split())
     return f"{type(x).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
 
 
 def first_line(exc: Exception) -> str:
-    """An error's message, its first line only: the checker's reply stays one line."""
+    """An error's message, its first line only: the checker's reply stays one line.
+    Used by the checkers of notebooks 01-10."""
     return (str(exc).strip().splitlines() or [""])[0]
 
 
 def number(x) -> float:
-    """x as one finite float (a 0-d tensor or array too); TypeError for a string, a bool, several numbers, nan."""
+    """x as one finite float (a 0-d tensor or array too); TypeError for a string, a bool, several numbers, nan.
+    Used by the checkers of notebooks 01-10."""
     if isinstance(x, (str, bytes, bool, np.bool_)) or np.ndim(x) != 0:
         raise TypeError("not one number")
     value = float(x.detach() if isinstance(x, torch.Tensor) else x)  # a loss tensor too, without a warning
@@ -60,7 +63,8 @@ def number(x) -> float:
 
 
 def whole(x) -> int:
-    """x as an int when it is one whole number (5, 5.0, a 0-d tensor); TypeError otherwise."""
+    """x as an int when it is one whole number (5, 5.0, a 0-d tensor); TypeError otherwise.
+    Used by the checkers of notebooks 01-10."""
     value = number(x)
     if not value.is_integer():
         raise TypeError("not whole")
@@ -69,7 +73,8 @@ def whole(x) -> int:
 
 def like(got, want):
     """The learner's result as the reference's kind (tensor, array, bool, number, tuple, lower-case word, dict with the
-    same keys); raises one of WRONG_TYPE when it cannot be. Every Exercise's default `convert`."""
+    same keys); raises one of WRONG_TYPE when it cannot be. Every Exercise's default `convert`.
+    Used by the checkers of notebooks 01-10."""
     if isinstance(want, torch.Tensor):
         if isinstance(got, (str, bytes)):
             raise TypeError("a string")
@@ -98,7 +103,8 @@ def like(got, want):
 
 
 def wrong_shape(got, want) -> str | None:
-    """'has shape …; the answer has shape …' (or a dtype line) when a tensor or array does not fit the reference."""
+    """'has shape …; the answer has shape …' (or a dtype line) when a tensor or array does not fit the reference.
+    Used by the checkers of notebooks 01-10."""
     if not isinstance(want, (torch.Tensor, np.ndarray)):
         return None
     if tuple(got.shape) != tuple(want.shape):
@@ -110,7 +116,8 @@ def wrong_shape(got, want) -> str | None:
 
 
 def close(got, want, atol: float = 1e-6, rtol: float = 1e-5) -> bool:
-    """got equals want within atol + rtol·|want| (tensors, arrays, numbers, tuples and dicts of them); == otherwise."""
+    """got equals want within atol + rtol·|want| (tensors, arrays, numbers, tuples and dicts of them); == otherwise.
+    Used by the checkers of notebooks 01-10."""
     try:
         if isinstance(want, torch.Tensor):
             if not want.dtype.is_floating_point:
@@ -132,7 +139,8 @@ def close(got, want, atol: float = 1e-6, rtol: float = 1e-5) -> bool:
 def uses(fn, forbid) -> str | None:
     """The first name in fn's code (or its own helpers') that `forbid` refuses, as written ('torch', 'norm (in _my_norm)'),
     or None: a name in forbid or under a forbidden package root, an alias of one, or an object from a forbidden package;
-    "for" refuses a Python loop. One static check: nothing is watched running."""
+    "for" refuses a Python loop. One static check: nothing is watched running.
+    Used by the checkers of notebooks 01-10."""
     forbid = set(forbid)
     while isinstance(fn, functools.partial):
         fn = fn.func
@@ -195,7 +203,8 @@ def _refused(obj, name: str, forbid) -> bool:
 @dataclass(frozen=True)
 class Mistake:
     """A typical mistake and its hint: `gives` computes the wrong answer on a case's arguments (a value exercise: the
-    wrong value), or `when(got, *args)` is true for the learner's converted result."""
+    wrong value), or `when(got, *args)` is true for the learner's converted result.
+    Used by the checkers of notebooks 01-10."""
 
     hint: str
     gives: Any = None
@@ -203,7 +212,8 @@ class Mistake:
 
 
 class learner:  # a class: its objects have no code for `uses` to read
-    """fn as a callable with no code for `uses` to read: how tests hand a reference or a Mistake's `gives` to a checker."""
+    """fn as a callable with no code for `uses` to read: how tests hand a reference or a Mistake's `gives` to a checker.
+    Used by the checkers of notebooks 01-10."""
 
     def __init__(self, fn):
         self.fn = fn
@@ -219,7 +229,8 @@ def _fresh(args) -> tuple:
 
 @dataclass(frozen=True)
 class Exercise:
-    """An exercise's spec (see the module docstring): `check(answer)` prints one line and returns True or False."""
+    """An exercise's spec (see the module docstring): `check(answer)` prints one line and returns True or False.
+    Used by the checkers of notebooks 01-10."""
 
     success: str  # the ✅ line
     reference: Any  # the right function (cases given) or the right value
@@ -317,7 +328,8 @@ def output_of(got, want):
 
 def check_choice(answer, right, hints: dict, *, todo: str, success: str) -> bool:
     """A multiple choice among the keys of hints, {choice: its line when wrongly chosen}: None, '', '?' or ... is not
-    answered; a string is compared ignoring case, spaces and hyphens ('Torch default' is 'torch_default')."""
+    answered; a string is compared ignoring case, spaces and hyphens ('Torch default' is 'torch_default').
+    Used by the checkers of notebooks 01-10."""
     if answer is None or answer is Ellipsis or (isinstance(answer, str) and answer.strip() in ("", "?")):
         print(NOT_ANSWERED + todo)
         return False
@@ -330,7 +342,8 @@ def check_choice(answer, right, hints: dict, *, todo: str, success: str) -> bool
 
 def compared(prediction, truth) -> str:
     """A prediction compared, not graded: 'You made no prediction.', 'Your prediction was right.' or 'You predicted …'.
-    Words ignore case and spaces, '1' is 1, a list or set is compared as a set."""
+    Words ignore case and spaces, '1' is 1, a list or set is compared as a set.
+    Used by the checkers of notebooks 01-10."""
     if prediction is None:
         return "You made no prediction."
     return "Your prediction was right." if _plain(prediction) == _plain(truth) else f"You predicted {prediction!r}."

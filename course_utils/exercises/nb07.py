@@ -68,7 +68,7 @@ SYMMETRY_SPEC = Exercise(
 
 
 def check_symmetry(answers) -> bool:
-    """Exercise 1 (SYMMETRY_SPEC), in notebook 07's first section; checked after the trained models. Used in 07."""
+    """Exercise 1 (SYMMETRY_SPEC), in notebook 07's first section; checked after the trained models. Used in notebook 07."""
     unanswered = isinstance(answers, dict) and all(v is None for v in answers.values())
     return SYMMETRY_SPEC.check(None if unanswered else answers)
 

@@ -74,7 +74,7 @@ def check_most_moved(fn, seed_traces, predicted_can=None, predicted_kann=None) -
 
 
 def check_earlier_output(my_prediction) -> bool:
-    """The cache section's prediction: "changes" or "stays" (an earlier word's output, causal mask, a word appended)."""
+    """The cache section's prediction: "changes" or "stays" (an earlier word's output, causal mask, a word appended). Used in notebook 08."""
     return check_choice(
         my_prediction,
         "stays",
