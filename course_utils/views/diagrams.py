@@ -444,18 +444,20 @@ def draw_layer(kind: str = "encoder"):
     if kind not in LAYER_KINDS:
         raise ConfigError(f"kind must be one of {list(LAYER_KINDS)}; got {kind!r}")
     if kind == "encoder":
-        subs = [(PLACE_NAMES["encoder self"] + "  (Q = K = V = x)", PLACE_COLOURS["encoder self"], "encoder self")]
+        subs = [(PLACE_NAMES["encoder self"] + "  (Q, K, V from x)", PLACE_COLOURS["encoder self"], "encoder self")]
     else:
         subs = [
-            (PLACE_NAMES["decoder self"] + " (masked)  (Q = K = V = x)", PLACE_COLOURS["decoder self"], "decoder self"),
-            (PLACE_NAMES["cross"] + "  (Q = x)", PLACE_COLOURS["cross"], "cross"),
+            (PLACE_NAMES["decoder self"] + " (masked; Q, K, V from x)", PLACE_COLOURS["decoder self"], "decoder self"),
+            (PLACE_NAMES["cross"] + "  (Q from x)", PLACE_COLOURS["cross"], "cross"),
         ]
     subs.append(("feed-forward: linear → ReLU → dropout → linear", LINEAR, "feed-forward"))
     block = 1.87  # branch point, sublayer, ⊕, LayerNorm
     height = 0.5 + 0.51 + block * len(subs) + 0.8
     cfg = ModelConfig()
     fig, ax = _canvas(
-        height, f"One {kind} layer of the course model: post-norm, x = LayerNorm(x + dropout(sublayer(x)))"
+        height,
+        f"One {kind} layer of the course model, post-norm (a LayerNorm after each sum):\n"
+        "x = LayerNorm(x + dropout(sublayer(x)))",
     )
     top = height - 0.5
     cx, w, skip = 3.9, 4.6, 1.05  # main path, box width, x of the residual skip lines

@@ -180,10 +180,10 @@ def decoder_row_labels(tgt_tokens: list[str], produced: list[str]) -> list[str]:
     return [f"{t} → {made[i]}" for i, t in enumerate(tgt_tokens)]
 
 
-def plot_model_view(trace, title: str = ""):
+def plot_model_view(trace, title: str = "", *, top_values: bool = False):
     """Every layer (rows) x place and head (columns) of one Trace in one figure, like BertViz's model view:
     the attention weights of the whole model for one sentence at a glance (one colour scale, 0..1).
-    Decoder rows are labelled "input → word it produces".
+    Decoder rows are labelled "input → word it produces". `top_values`: write each row's largest weight in its cell.
 
     Used in notebooks 03 (Evidence part) and 05 §5.
     """
@@ -202,6 +202,11 @@ def plot_model_view(trace, title: str = ""):
             for h in range(n_heads):
                 ax = axes[layer, p * n_heads + h]
                 im = ax.imshow(as_numpy(trace[key][h]), cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto")
+                for r, row in enumerate(as_numpy(trace[key][h]) if top_values else []):  # each row's largest weight
+                    c, v = int(row.argmax()), float(row.max())
+                    ax.text(
+                        c, r, f"{v:.2f}", ha="center", va="center", fontsize=5.5, color="black" if v > 0.5 else "white"
+                    )
                 ax.set_xticks(range(len(cols)), labels=cols, rotation=90, fontsize=7)
                 ax.set_yticks(range(len(rows)), labels=rows if h == 0 else [], fontsize=7)
                 ax.tick_params(length=0)
@@ -219,7 +224,8 @@ def plot_model_view(trace, title: str = ""):
         fig,
         f"Grid of attention heatmaps for English {' '.join(trace.src_tokens)!r}{tgt}: one row per layer "
         f"(0 to {n_layers - 1}), one column per place and head ({', '.join(PLACE_NAMES[p] for p in PLACES)}; "
-        f"heads 0 to {n_heads - 1}); in each, rows are the query words, columns the key words, brighter = more weight.",
+        f"heads 0 to {n_heads - 1}); in each, rows are the query words, columns the key words, brighter = more weight"
+        + ("; each row's largest weight is written in its cell." if top_values else "."),
     )
     return fig
 
