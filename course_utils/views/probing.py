@@ -83,8 +83,8 @@ def plot_word_order(
     prefix = f"{label} PE: " if label else ""
     gap = {k: "below 1e-9" if abs(v) < 1e-9 else f"{v:.3f}" for k, v in gaps.items()}  # zero but for rounding: a bound
     ax.set_title(
-        f"{prefix}1 − cosine of {key}{head_txt}\nsame word max|Δ| {gap['same word max|Δ|']}, "
-        f"same position max|Δ| {gap['same position max|Δ|']}",
+        f"{prefix}1 − cosine of {key}{head_txt}\nlargest change of one number:\nsame word "
+        f"{gap['same word max|Δ|']}, same position {gap['same position max|Δ|']}",
         fontsize=10,
     )
     if cbar:
@@ -118,7 +118,7 @@ def plot_same_word_distance(cos_min: pd.DataFrame, floor: float = 1e-6):
             ax.bar(x, np.maximum(d, floor), width, color=KIND_COLOURS[kind], label=kind, bottom=0)
             for xi, di in zip(x, d):
                 if di < floor:
-                    ax.text(xi, floor * 1.5, "≈0", ha="center", va="bottom", fontsize=8)
+                    ax.text(xi, floor * 1.5, "≈0", ha="center", va="bottom", fontsize=11, fontweight="bold")
         ax.set_yscale("log")
         ax.set_ylim(floor, 1.0)
         ax.set_xticks(
@@ -128,7 +128,7 @@ def plot_same_word_distance(cos_min: pd.DataFrame, floor: float = 1e-6):
         ax.set_xlabel("positional encoding")
     axes[0][0].set_ylabel("1 − cos of the same word\nat its two positions (log)")
     axes[0][-1].legend(title="vector", fontsize=8, loc="upper right")
-    fig.suptitle("How much a word's q, k, v change when the word moves (smallest cosine, seed 0)")
+    fig.suptitle("How much a word's q, k, v change when the word moves: 1 − its smallest cosine, seed 0")
     fig.set_layout_engine("tight")
     pes = ", ".join(f"{'no' if pe == 'none' else pe} PE" for pe in cos_min.columns)
     describe(
