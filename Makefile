@@ -8,7 +8,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 NB     ?= notebooks/*.ipynb
 
-.PHONY: install lab test test-all test-slow test-portable lint test-fast nbval execute html site bench models clean test-compat launch-links
+.PHONY: install lab test test-all test-slow test-portable lint test-fast nbval execute html site bench models clean test-compat launch-links student
 
 install: $(STAMP)
 
@@ -133,3 +133,9 @@ test-compat: $(COMPAT_STAMP)
 # README's and every notebook's Binder and Colab links, and the notebooks' setup cell, at it. REPO= (empty) removes them.
 launch-links:
 	$(PYTHON) tools/launch_links.py $(if $(filter undefined,$(origin REPO)),,--repo "$(REPO)")
+
+# The student edition: every notebook copied to build/student/notebooks/ without its Solutions section (the links to
+# it become plain words) and without outputs (learners run the notebooks); notebooks/ is only read. The tool checks its
+# own work and fails when a solution or a dead link would be left (tools/student_edition.py says why every output goes).
+student: install
+	$(PY) tools/student_edition.py --out build/student
