@@ -8,7 +8,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 NB     ?= notebooks/*.ipynb
 
-.PHONY: install lab test test-all test-slow test-portable lint test-fast nbval execute html site bench models clean test-compat launch-links student
+.PHONY: install lab test test-all test-slow test-portable lint test-fast nbval execute html site bench models clean test-compat launch-links student slides
 
 install: $(STAMP)
 
@@ -139,3 +139,10 @@ launch-links:
 # own work and fails when a solution or a dead link would be left (tools/student_edition.py says why every output goes).
 student: install
 	$(PY) tools/student_edition.py --out build/student
+
+# One slide deck per teaching week (week 1: notebooks 01-05, week 2: 06-10) from the outlines in slides/, with the
+# notebooks' committed figures embedded (nothing executed), into build/slides/week1.html and week2.html. They open
+# from disk with no network: reveal.js (a pinned npm tarball, fetched once into build/npm/) lies in build/slides/reveal/.
+# A figure is named by the heading it sits under; the build fails with one line when a named heading or figure is gone.
+slides: install
+	$(PY) tools/slides.py --out build/slides
