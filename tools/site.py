@@ -2,10 +2,10 @@
 
     python tools/site.py [--out build/site]        (what `make site` runs)
 
-Lays out the sources in build/site_src/ (the notebooks, docs/site/index.md with the notebooks' toctree, a page
-with the README's claims ledger, docs/claims_ledger.md, docs/source_claims.md and docs/glossary.md, with their
-links rewritten to the site's pages), then runs sphinx-build with docs/site/conf.py. Every page works offline:
-see docs/site/conf.py. Prints the build time.
+Lays out the sources in build/site_src/ (the notebooks, docs/site/index.md with the notebooks' toctree, the teaching
+guide docs/teaching.md, a page with the README's claims ledger, docs/claims_ledger.md, docs/source_claims.md and
+docs/glossary.md, with their links rewritten to the site's pages), then runs sphinx-build with docs/site/conf.py.
+Every page works offline: see docs/site/conf.py. Prints the build time.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CONF = ROOT / "docs" / "site"
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 PAGES = {  # page on the site -> (source, the part of it: a heading to start at, or None for all of it)
+    "teaching": (ROOT / "docs" / "teaching.md", None),  # the teaching guide: the first page after the home page
     "claims": (ROOT / "README.md", "## Claims ledger"),
     "claims_ledger": (ROOT / "docs" / "claims_ledger.md", None),
     "source_claims": (ROOT / "docs" / "source_claims.md", None),
