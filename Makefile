@@ -1,25 +1,37 @@
 # Two commands for learners and instructors:
-#   make lab   - create .venv, install the pinned dependencies, open JupyterLab on notebooks/
-#   make test  - the same install if needed, then lint, the fast tests and strict nbval over every notebook
+#   make lab   - create .venv, install what taking the course needs (requirements.txt, pinned by requirements.lock)
+#                and course_utils, open JupyterLab on notebooks/
+#   make test  - the same install plus the tools that check the course (requirements-dev.txt), then lint, the fast
+#                tests and strict nbval over every notebook
 #                (make test-all adds the slow tier: every retrain, the browser tests, the second kernel path)
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+COURSE_STAMP := $(VENV)/.installed-course
 NB     ?= notebooks/*.ipynb
 
-.PHONY: install lab test test-all test-slow test-portable lint test-fast nbval execute html site bench models clean test-compat launch-links student slides
+.PHONY: install install-course lab test test-all test-slow test-portable lint test-fast nbval execute html site bench models clean test-compat launch-links student slides
+
+# install-course: what taking the course needs (requirements.txt: the notebooks, their widgets and checkers, JupyterLab)
+# and course_utils (editable). install: that plus the tools that check and publish it (requirements-dev.txt), for
+# every target below except lab. Both pinned by requirements.lock (a constraints file).
+install-course: $(COURSE_STAMP)
+
+$(COURSE_STAMP): requirements.txt requirements.lock pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt -c requirements.lock
+	$(PY) -m pip install --quiet --no-deps -e .
+	touch $(COURSE_STAMP)
 
 install: $(STAMP)
 
-$(STAMP): requirements.txt requirements-dev.txt requirements.lock pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
+$(STAMP): $(COURSE_STAMP) requirements-dev.txt
 	$(PY) -m pip install --quiet -r requirements.txt -r requirements-dev.txt -c requirements.lock
-	$(PY) -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
-lab: install
+lab: install-course
 	$(VENV)/bin/jupyter lab --notebook-dir=notebooks --ip=127.0.0.1 $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 # The tiers (pytest markers, registered in pyproject.toml; CONTRIBUTING.md says which tier proves what):
@@ -115,10 +127,11 @@ COMPAT_VENV  ?= .venv-compat
 COMPAT_PY    := $(COMPAT_VENV)/bin/python
 COMPAT_STAMP := $(COMPAT_VENV)/.installed-torch-$(COMPAT_TORCH)
 
-$(COMPAT_STAMP): requirements.txt requirements.lock
+$(COMPAT_STAMP): requirements.txt requirements-dev.txt requirements.lock
 	$(PYTHON) -m venv $(COMPAT_VENV)
 	$(COMPAT_PY) -m pip install --quiet --upgrade pip
 	grep -v '^torch==' requirements.txt > $(COMPAT_VENV)/requirements.txt
+	grep -E '^(pytest|nbval)==' requirements-dev.txt >> $(COMPAT_VENV)/requirements.txt  # the learner set + the nbval run
 	grep -v '^torch==' requirements.lock > $(COMPAT_VENV)/constraints.txt
 	$(COMPAT_PY) -m pip install --quiet torch==$(COMPAT_TORCH) -r $(COMPAT_VENV)/requirements.txt -c $(COMPAT_VENV)/constraints.txt
 	touch $@
