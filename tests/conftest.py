@@ -189,6 +189,22 @@ def missing_tool(what: str):
     pytest.skip(what)
 
 
+def offline_page(browser, **options):
+    """A new page on `browser` (Page options such as viewport) that aborts every request other than file: and
+    data:, and the list those aborted requests' URLs are appended to: an offline page must leave it empty."""
+    page, aborted = browser.new_page(**options), []
+
+    def route(r):
+        if r.request.url.startswith(("file:", "data:")):
+            r.continue_()
+        else:
+            aborted.append(r.request.url)
+            r.abort()
+
+    page.route("**/*", route)
+    return page, aborted
+
+
 @pytest.fixture(scope="session")
 def browser():
     """A Playwright Browser on Debian's /usr/bin/chromium, headless, no network services."""

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import missing_tool
+from conftest import missing_tool, offline_page
 
 from course_utils.views.clientside.base import ClientSideView
 from course_utils.views.clientside.loader import NPM_PACKAGES, VEGA_FILES, VEGA_STATIC_DIR
@@ -101,16 +101,7 @@ def site(tmp_path_factory) -> Path:
 def open_offline(browser, path: Path):
     """A new page showing `path`, with every request other than file: and data: aborted (and listed in the
     returned list), once it has drawn everything it draws by itself (math, widgets, client-side views)."""
-    page, aborted = browser.new_page(), []
-
-    def route(route):
-        if route.request.url.startswith(("file:", "data:")):
-            route.continue_()
-        else:
-            aborted.append(route.request.url)
-            route.abort()
-
-    page.route("**/*", route)
+    page, aborted = offline_page(browser)
     page.goto(path.as_uri(), wait_until="load")
     if page.locator("script[src*='mathjax']").count():
         page.wait_for_function(RENDERED_JS, timeout=30_000)

@@ -26,7 +26,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from conftest import missing_tool
+from conftest import missing_tool, offline_page
 from PIL import Image
 from test_notebook_standard import CLAIM_ID, VERDICT_WORDS  # the lesson's rule for claim IDs and verdict words
 
@@ -235,16 +235,7 @@ def test_nothing_is_loaded_from_the_network(decks, week):
 @pytest.mark.slow
 def test_reveal_starts_offline_with_every_slide(decks, browser):
     outline = tool.read_outline(OUTLINES["week1"])
-    page, aborted = browser.new_page(viewport={"width": 1280, "height": 720}), []
-
-    def route(r):
-        if r.request.url.startswith(("file:", "data:")):
-            r.continue_()
-        else:
-            aborted.append(r.request.url)
-            r.abort()
-
-    page.route("**/*", route)
+    page, aborted = offline_page(browser, viewport={"width": 1280, "height": 720})
     try:
         page.goto(decks["week1"].as_uri())
         page.wait_for_function("window.Reveal && Reveal.isReady()", timeout=30_000)
