@@ -34,6 +34,61 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.portable)
 
 
+@pytest.hookimpl(trylast=True, specname="pytest_collection_modifyitems")  # after -m has deselected
+def pytest_collection_modifyitems_longest_first(items):
+    items[:] = longest_first(items)  # the order in which the xdist workers get them (below)
+
+
+# ---- handing tests to the pytest-xdist workers (the Makefile's -n 2 --dist loadfile) ----
+# As --dist loadfile: each test file, and each notebook's nbval cells (one kernel), is one unit on one worker; except
+# the cases of the tests in SPREAD, each a unit of its own (independent, seconds each). Units are handed out in
+# collection order, and pytest_collection_modifyitems above puts the long ones first (unit_rank), so that the two
+# workers finish together instead of one running a minute-long unit alone at the end. (--dist loadgroup is no use
+# here: CONTRIBUTING.md says why.)
+SPREAD = {  # test -> the rank of each of its cases: a retrain 4-10 s, a notebook's widget drive 2-45 s
+    "tests/test_shipped_models.py::test_code_reproduces_shipped_model[": 1,
+    "tests/test_widget_choices.py::test_every_widget_choice_draws_or_gives_a_worded_message[": 3,
+}
+
+
+def unit_of(nodeid: str) -> str:
+    """The unit a test is handed out in: its own node id for a SPREAD case, else its file."""
+    return nodeid if nodeid.startswith(tuple(SPREAD)) else nodeid.split("::", 1)[0]
+
+
+def unit_rank(unit: str, items) -> int:
+    """How long a unit runs, roughly: 3 a file with a slow or browser test (20-60 s: a server, a browser, a build),
+    2 a notebook (10-35 s), a SPREAD case its own rank, 0 any other file."""
+    for prefix, rank in SPREAD.items():
+        if unit.startswith(prefix):
+            return rank
+    if any(item.get_closest_marker("slow") or item.get_closest_marker("browser") for item in items):
+        return 3
+    return 2 if unit.endswith(".ipynb") else 0
+
+
+def longest_first(items) -> list:
+    """The items grouped by unit, units by rank and then by number of tests, longest first (stable)."""
+    units: dict[str, list] = {}
+    for item in items:
+        units.setdefault(unit_of(item.nodeid), []).append(item)
+    order = sorted(units.items(), key=lambda u: (-unit_rank(u[0], u[1]), -len(u[1])))
+    return [item for _, group in order for item in group]
+
+
+def pytest_xdist_make_scheduler(config, log):
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class CourseScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid):
+            return unit_of(nodeid)
+
+    config.option.loadscopereorder = False  # keep longest_first's order (xdist would sort by number of tests)
+    return CourseScheduling(config, log)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def one_thread():
     """torch on one thread for the whole session (bit-exact results), restored afterwards."""

@@ -57,6 +57,7 @@ CHECKING_TARGETS = [
     "install",
     "test",
     "test-all",
+    "test-slow-portable",
     "test-slow",
     "test-portable",
     "test-fast",

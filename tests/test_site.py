@@ -197,17 +197,17 @@ def test_previous_next_walk_01_to_10(browser, served):
     stems = [p.stem for p in NOTEBOOKS]
     page = browser.new_page()
     try:
-        page.goto(base + f"{stems[0]}.html")
+        page.goto(base + f"{stems[0]}.html", wait_until="domcontentloaded")
         walked = [stems[0]]
         for _ in stems[1:]:
-            page.click("a.right-next")
-            page.wait_for_load_state("load")
+            with page.expect_navigation(wait_until="domcontentloaded"):  # the links, not the figures and MathJax
+                page.click("a.right-next")
             walked.append(Path(urlparse(page.url).path).stem)
         assert walked == stems, "next walks the notebooks in order"
         back = [walked[-1]]
         for _ in stems[1:]:
-            page.click("a.left-prev")
-            page.wait_for_load_state("load")
+            with page.expect_navigation(wait_until="domcontentloaded"):  # the links, not the figures and MathJax
+                page.click("a.left-prev")
             back.append(Path(urlparse(page.url).path).stem)
         assert back == stems[::-1], "previous walks them back"
         # the sidebar lists the notebooks in order
