@@ -6,7 +6,10 @@
 * figures worth reading (e.g. held-out exact match) are collected in `report` and printed
   in pytest's terminal summary;
 * the tiers (pytest_collection_modifyitems below): a test that uses the `browser` fixture is marked `browser` (the
-  slow tier), a strict-nbval cell `portable` (run again on the second kernel path by `make test-portable`).
+  slow tier), a strict-nbval cell `portable` (run again on the second kernel path by `make test-portable` and
+  `make test-slow-portable`);
+* the order in which the pytest-xdist workers get the tests: longest first, the retrains and the widget drives one
+  per unit (pytest_xdist_make_scheduler below).
 """
 
 from __future__ import annotations
