@@ -23,7 +23,6 @@ import itertools
 
 import numpy as np
 import pandas as pd
-from sklearn.metrics import silhouette_score
 
 from course_utils.core.places import PLACES, VECTOR_KINDS, head_index, layer_of, place_of, place_prefix, trace_key
 from course_utils.measures.projection import collect_vectors, fit_projection
@@ -137,6 +136,8 @@ def kind_separation(snapshots, sentences, prefix: str, epoch: int, kinds=("q", "
 
     Taught in notebook 06 §3 (my_silhouette and centroid accuracy).
     """
+    from sklearn.metrics import silhouette_score  # here: importing scikit-learn takes ~1 s (as in fit_projection)
+
     lv = collect_vectors(snapshots, sentences, prefix, kinds=kinds, epochs=[epoch], head=head)
     labels = lv.meta["kind"].to_numpy()
     centroids = np.stack([lv.X[labels == k].mean(0) for k in kinds])

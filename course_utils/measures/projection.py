@@ -16,8 +16,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from sklearn.decomposition import PCA
-from sklearn.manifold import TSNE
 from threadpoolctl import threadpool_limits
 
 from course_utils.core.places import HEAD_KINDS, layer_of, place_of, trace_key
@@ -104,6 +102,9 @@ def fit_projection(X: np.ndarray, method: str = "pca", n_components: int = 2, se
     X = np.asarray(X, dtype=np.float64)
     if method not in ("pca", "tsne"):
         raise ValueError(f"method must be 'pca' or 'tsne'; got {method!r}")
+    from sklearn.decomposition import PCA  # here, not at the top: importing scikit-learn takes ~1 s, and half the
+    from sklearn.manifold import TSNE  # notebooks never project
+
     with threadpool_limits(1):  # small SVDs: one BLAS thread is faster (10 ms vs 300 ms on 2 busy cores) and stable
         if method == "pca":
             Y = PCA(n_components=n_components, random_state=seed).fit_transform(X)
