@@ -5,6 +5,10 @@
 #                tests and strict nbval over every notebook
 #                (make test-all adds the slow tier: every retrain, the browser tests, the second kernel path)
 PYTHON ?= python3
+# Byte-code caches are kept between runs (pytest's rewritten test modules, course_utils' own modules): where the
+# machine sets PYTHONDONTWRITEBYTECODE (this one does), every test process would rewrite and compile every test
+# module again (about 5 s a process here).
+unexport PYTHONDONTWRITEBYTECODE
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
