@@ -99,8 +99,8 @@ test-portable: install
 	$(PORTABLE) $(PY) -m pytest $(XDIST) $(NBVAL) -m portable tests notebooks
 
 # The slow tier (test-slow) and the portable tier (test-portable) in one pytest run on the second kernel path: one
-# start instead of two and no worker idle at the end of either (measured on 2 cores: 6 min 00 s against 2 min 42 s +
-# 4 min 06 s). The slow tier's tests compare no float output, so they prove the same on either path. Three workers on
+# start instead of two and no worker idle at the end of either (measured on 2 cores, in a checkout that had run
+# before: 6 min 00 s against 2 min 42 s + 4 min 06 s; on fresh clones its pytest run took 6 min 14 s to 6 min 50 s). The slow tier's tests compare no float output, so they prove the same on either path. Three workers on
 # two cores: the browser, server and subprocess tests spend part of their time waiting (-n 3: 6 min 00 s, -n 2:
 # 6 min 27 s).
 WORKERS_SLOW ?= 3
