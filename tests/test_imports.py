@@ -1,9 +1,13 @@
-"""Importing course_utils has no side effects: no thread, seed, RNG state or matplotlib setting changes."""
+"""Importing course_utils has no side effects: no thread, seed, RNG state or matplotlib setting changes. And it
+loads none of the modules known to take seconds to import for nothing a notebook uses (SLOW_IMPORTS)."""
 
+import json
 import pkgutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 # every module of the package, found by walking it (a new module is probed without being listed here)
 MODULES = sorted(
@@ -21,8 +25,15 @@ before = state()
 for name in MODULES:
     importlib.import_module("course_utils." + name)
 after = state()
-print(json.dumps([k for k in before if before[k] != after[k]]))
+import sys
+print(json.dumps({"changed": [k for k in before if before[k] != after[k]], "loaded": sorted(sys.modules)}))
 """
+
+# jsonschema 4.25 and later (imported by altair, so by course_utils.views) import rfc3987_syntax when it is installed,
+# which builds a Lark parser for IRIs on import: about 1.9 s in every process that imports course_utils.views (every
+# notebook kernel, every test worker; jsonschema issue #1428). requirements.lock keeps jsonschema at 4.24.1, which
+# does not import it (and so installs neither rfc3987-syntax nor lark).
+SLOW_IMPORTS = {"rfc3987_syntax", "lark"}
 
 
 def test_the_probe_sees_every_layer():
@@ -30,7 +41,20 @@ def test_the_probe_sees_every_layer():
     assert len(MODULES) > 40
 
 
-def test_importing_every_module_changes_no_global_state():
+@pytest.fixture(scope="module")
+def probe() -> dict:
+    """What importing every module of course_utils in a fresh interpreter changed, and which modules it loaded."""
     code = f"MODULES = {MODULES!r}\n" + PROBE
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "[]", f"importing course_utils changed: {out}"
+    return json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+
+
+def test_importing_every_module_changes_no_global_state(probe):
+    assert probe["changed"] == [], f"importing course_utils changed: {probe['changed']}"
+
+
+def test_importing_course_utils_loads_no_slow_module(probe):
+    loaded = {name.split(".")[0] for name in probe["loaded"]}
+    assert "altair" in loaded and "jsonschema" in loaded  # the chain that used to load them is still there
+    assert not loaded & SLOW_IMPORTS, (
+        f"importing course_utils loaded {sorted(loaded & SLOW_IMPORTS)} (see SLOW_IMPORTS)"
+    )
