@@ -23,12 +23,14 @@ NB     ?= notebooks/*.ipynb
 install-course: $(COURSE_STAMP)
 
 # pip byte-compiles each installed file one at a time (37 s of a 59 s install here); instead it installs without
-# compiling and compileall compiles site-packages on every core (21 s on 2 cores). Not compiling at all would cost
-# more: where PYTHONDONTWRITEBYTECODE is set (this machine, many containers) every process would compile every
-# module it imports, again and again. As pip does, a file this Python cannot compile is left alone (torch ships one
-# for Python 3.12): -qq and `|| true`.
+# compiling and compileall compiles site-packages on every core. Not compiling at all costs more, even with byte code
+# written on first import (unexport above): the test workers and kernels start together and each compiles the same
+# modules (measured: make test's tests 30 s longer, make test-slow-portable's 50 s). As pip does, a file this Python
+# cannot compile is left alone (torch ships one for Python 3.12): -qq and `|| true`. Left out: the packages' own test
+# suites (tests/, test/: nothing imports them) and transformers' 549 model folders (tests/test_pretrained.py imports
+# a few, compiled when first imported): 20 s instead of 28 s on 2 cores.
 PIP_INSTALL := $(PY) -m pip install --quiet --no-compile
-COMPILE     := $(PY) -m compileall -qq -j 0 $(VENV)/lib || true
+COMPILE     := $(PY) -m compileall -qq -j 0 -x '/tests?/|/transformers/models/' $(VENV)/lib || true
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)

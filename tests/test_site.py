@@ -195,7 +195,10 @@ def test_search_finds_softmax_in_03(browser, served):
 def test_previous_next_walk_01_to_10(browser, served):
     _, base = served
     stems = [p.stem for p in NOTEBOOKS]
-    page = browser.new_page()
+    # The links are plain anchors in the HTML: the walk needs no script, so none runs (test_notebook_page checks the
+    # pages as drawn, MathJax, figures and views included); without scripts each step costs a fraction of a page load.
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
     try:
         page.goto(base + f"{stems[0]}.html", wait_until="domcontentloaded")
         walked = [stems[0]]
@@ -219,7 +222,7 @@ def test_previous_next_walk_01_to_10(browser, served):
         assert listed == stems, links
         assert {"claims.html", "glossary.html"} <= set(links), "the claims ledger and the glossary are pages"
     finally:
-        page.close()
+        context.close()
 
 
 def test_worked_solution_link_opens_its_section(browser, served):
