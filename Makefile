@@ -58,7 +58,7 @@ lab: install-course
 # The tiers (pytest markers, registered in pyproject.toml; CONTRIBUTING.md says which tier proves what):
 #   make test          lint, then every test that is neither `slow` nor `browser` (unit, property, exercise checkers,
 #                      one retrain per model kind) and strict nbval over every notebook (outputs must match the
-#                      committed ones): what an instructor runs, about 4 minutes on 2 cores
+#                      committed ones): what an instructor runs, about 3 minutes on 2 cores
 #   make test-all      make test, then test-slow-portable (.ci/run runs the same two)
 #   make test-slow-portable  the slow tier and the portable tier in one run on the second CPU kernel path: every
 #                      `slow`, `browser` or `portable` test and strict nbval again
@@ -103,9 +103,10 @@ test-portable: install
 
 # The slow tier (test-slow) and the portable tier (test-portable) in one pytest run on the second kernel path: one
 # start instead of two and no worker idle at the end of either (measured on 2 cores, in a checkout that had run
-# before: 6 min 00 s against 2 min 42 s + 4 min 06 s; on fresh clones its pytest run took 6 min 14 s to 6 min 50 s). The slow tier's tests compare no float output, so they prove the same on either path. Three workers on
-# two cores: the browser, server and subprocess tests spend part of their time waiting (-n 3: 6 min 00 s, -n 2:
-# 6 min 27 s).
+# before: 6 min 00 s against 2 min 42 s + 4 min 06 s; on the last fresh clones its pytest run took 5 min 42 s and
+# 5 min 49 s). The slow tier's tests compare no float output, so they prove the same on either path. Three workers
+# on two cores: the browser, server and subprocess tests spend part of their time waiting (-n 3: 6 min 00 s, -n 2:
+# 6 min 27 s; with -n 3 the CPU was idle 1.4 % of the run).
 WORKERS_SLOW ?= 3
 test-slow-portable: install
 	$(PY) tools/export_html.py --fetch-only
