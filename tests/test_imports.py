@@ -29,10 +29,8 @@ import sys
 print(json.dumps({"changed": [k for k in before if before[k] != after[k]], "loaded": sorted(sys.modules)}))
 """
 
-# jsonschema 4.25 and later (imported by altair, so by course_utils.views) import rfc3987_syntax when it is installed,
-# which builds a Lark parser for IRIs on import: about 1.9 s in every process that imports course_utils.views (every
-# notebook kernel, every test worker; jsonschema issue #1428). requirements.lock keeps jsonschema at 4.24.1, which
-# does not import it (and so installs neither rfc3987-syntax nor lark).
+# Modules that cost seconds on import for nothing the course uses: jsonschema 4.25+ (altair imports it) would load
+# rfc3987_syntax, which builds a Lark parser; requirements.lock says why jsonschema stays at 4.24.1.
 SLOW_IMPORTS = {"rfc3987_syntax", "lark"}
 
 
